@@ -1,0 +1,52 @@
+/*
+ * runtime.h: what generated code calls at run time.  A leaf: it knows
+ * nothing of the compiler, so a compiled graph runs without LLVM.
+ *
+ * brgemm: batch-reduce GEMM.  C[M x N] = beta * C + sum over b < bs of
+ * A[b] (M x K, row-major, leading dimension lda) times B[b] (K x N,
+ * row-major, leading dimension ldb), with beta 0 (overwrite) or 1
+ * (accumulate).  int8 takes u8 A and s8 B packed VNNI-style (K/4 rows of N
+ * groups of 4 k values; ldb counts int8 elements per packed row, i.e. 4*N
+ * when dense), accumulating into s32.  bf16 takes B packed by pairs of k
+ * (ldb = 2*N dense) and accumulates into f32.  K must be a multiple of 4
+ * (int8) or 2 (bf16): callers pad with zeros.  The _strd forms take one
+ * base pointer and a byte stride between batch elements instead of arrays.
+ */
+#ifndef HGC_RUNTIME_H
+#define HGC_RUNTIME_H
+
+#include <stdint.h>
+
+enum hgc_isa {
+	HGC_ISA_GENERIC,	/* portable C */
+	HGC_ISA_AVX2,		/* AVX2 + FMA (+ AVX-VNNI when present) */
+	HGC_ISA_AVX512,		/* AVX-512F/BW/VL (+ VNNI, BF16 when present) */
+};
+
+/* cpu.c: the ISA in use: the best the CPU has, or HGC_ISA=avx512|avx2|generic. */
+enum hgc_isa hgc_rt_isa(void);
+const char *hgc_rt_isa_name(enum hgc_isa isa);
+int hgc_rt_has_vnni(void);	/* u8 x s8 dot products at the chosen ISA */
+int hgc_rt_has_bf16(void);	/* vdpbf16ps at the chosen ISA */
+
+/* brgemm.c: dispatch to the chosen ISA's microkernels (tails handled). */
+void hgc_brgemm_f32(const float *const *A, const float *const *B, float *C, int64_t bs,
+		    int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc,
+		    int beta);
+void hgc_brgemm_f32_strd(const float *A, const float *B, float *C, int64_t bs,
+			 int64_t stride_a, int64_t stride_b, int64_t M, int64_t N, int64_t K,
+			 int64_t lda, int64_t ldb, int64_t ldc, int beta);
+void hgc_brgemm_u8s8s32(const uint8_t *const *A, const int8_t *const *B, int32_t *C,
+			int64_t bs, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb,
+			int64_t ldc, int beta);
+void hgc_brgemm_u8s8s32_strd(const uint8_t *A, const int8_t *B, int32_t *C, int64_t bs,
+			     int64_t stride_a, int64_t stride_b, int64_t M, int64_t N,
+			     int64_t K, int64_t lda, int64_t ldb, int64_t ldc, int beta);
+void hgc_brgemm_bf16(const uint16_t *const *A, const uint16_t *const *B, float *C, int64_t bs,
+		     int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc,
+		     int beta);
+void hgc_brgemm_bf16_strd(const uint16_t *A, const uint16_t *B, float *C, int64_t bs,
+			  int64_t stride_a, int64_t stride_b, int64_t M, int64_t N, int64_t K,
+			  int64_t lda, int64_t ldb, int64_t ldc, int beta);
+
+#endif
