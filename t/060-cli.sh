@@ -1,0 +1,333 @@
+#!/bin/sh
+# 060-cli: the hgc command: exit codes, messages, run/check/compile, golden
+# values, negative specs, --io files checked with numpy, --inputs round trips.
+cd "$(dirname "$0")/.." || exit 1
+HGC=${HGC:-$PWD/build/hgc}
+PYTHON=${PYTHON:-/usr/bin/python3}
+T=$(mktemp -d "${TMPDIR:-/tmp}/hgc-cli.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+n=0
+failed=0
+
+# ok COND DESC: one TAP line; COND is a shell status (0 passes).
+ok() {
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		failed=$((failed + 1))
+		echo "#   rc=$rc; stdout:"; sed 's/^/#     /' "$T/out" | head -20
+		echo "#   stderr:"; sed 's/^/#     /' "$T/err" | head -20
+	fi
+}
+
+# hgc ARGS...: run the command, keeping stdout, stderr and the status.
+hgc() {
+	"$HGC" "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+}
+
+# is_rc WANT DESC: the last command's exit status.
+is_rc() {
+	[ "$rc" -eq "$1" ]; ok $? "$2 (exit $1)"
+}
+
+# like FILE REGEX DESC: FILE (out or err) has a line matching the extended regex.
+like() {
+	grep -Eq -- "$2" "$T/$1"; ok $? "$3"
+}
+
+# unlike FILE REGEX DESC: no line of FILE matches.
+unlike() {
+	! grep -Eq -- "$2" "$T/$1"; ok $? "$3"
+}
+
+# --- version, help, usage errors --------------------------------------------
+hgc --version
+is_rc 0 "--version"
+like out '^hgc [0-9]+\.[0-9]+\.[0-9]+$' "--version prints hgc X.Y.Z"
+hgc --help
+is_rc 0 "--help"
+like out '^  run ' "--help lists run"
+like out '^  compile ' "--help lists compile"
+hgc help run
+is_rc 0 "help run"
+like out '^usage: hgc run ' "help run shows the run synopsis"
+like out '--backend=NAME' "help run lists --backend"
+hgc check --help
+is_rc 0 "check --help"
+unlike out '--explain' "check --help does not offer run's --explain"
+hgc compile -h
+like out '--dump=LIST' "compile -h lists --dump"
+hgc
+is_rc 2 "no arguments"
+hgc frobnicate
+is_rc 2 "unknown command"
+like err "^hgc: unknown command 'frobnicate'; see 'hgc --help'$" "unknown command message"
+hgc rnu spec
+like err "did you mean 'run'" "unknown command suggests the close one"
+hgc help nosuch
+is_rc 2 "help of an unknown command"
+hgc run --thread 2 spec/demo
+is_rc 2 "misspelt option"
+like err "^hgc: unknown option '--thread'; see 'hgc run --help'$" "unknown option message"
+like err "did you mean '--threads'" "unknown option suggests --threads"
+hgc run --threads abc spec/demo
+is_rc 2 "--threads abc"
+like err "threads wants an integer" "--threads abc message"
+hgc run spec/demo --threads
+is_rc 2 "--threads without a value"
+like err "needs a value" "missing value message"
+hgc run --threads 0 spec/demo
+is_rc 2 "--threads 0"
+hgc run --explain=yes spec/demo
+is_rc 2 "--explain takes no value"
+hgc run --backend=cuda spec/demo
+is_rc 2 "unknown backend"
+like err "unknown backend 'cuda' \(known: interp, c, jit\)" "unknown backend lists the known ones"
+hgc compile --io "$T/x" spec/demo
+is_rc 2 "compile does not take --io"
+hgc run
+is_rc 2 "run without a path"
+like err "no file or directory given" "run without a path says so"
+hgc run -x spec/demo
+is_rc 2 "unknown short option"
+hgc --versoin
+is_rc 2 "unknown top-level option"
+like err "did you mean '--version'" "top-level option suggestion"
+
+# Never crash, whatever the arguments: every status below 3.
+crash=0
+for args in "" "-" "--" "--=" "---" "--backend=" "--backend" "--threads=-1" \
+	"--threads=99999999999999999999" "--config=" "--dump=" "--dump=,," "--io" \
+	"--inputs=" "-h -h" "--help=1" "=" "--x=y=z"; do
+	# shellcheck disable=SC2086
+	"$HGC" run $args >/dev/null 2>&1; s=$?
+	[ $s -le 2 ] || { crash=1; echo "# run $args: status $s"; }
+	"$HGC" compile $args >/dev/null 2>&1; s=$?
+	[ $s -le 2 ] || { crash=1; echo "# compile $args: status $s"; }
+done
+"$HGC" "" >/dev/null 2>&1; s=$?; [ $s -le 2 ] || crash=1
+"$HGC" run "" >/dev/null 2>&1; s=$?; [ $s -le 2 ] || crash=1
+rc=$crash; : >"$T/out"; : >"$T/err"
+ok $crash "odd arguments never crash"
+
+# --- loading: missing files, malformed specs, directories --------------------
+hgc run "$T/nope.hgc"
+is_rc 1 "a missing file"
+like err "cannot open .*nope.hgc" "a missing file is named"
+mkdir "$T/empty"
+hgc run "$T/empty"
+is_rc 1 "a directory without specs"
+like err "no \*\.hgc file in directory" "an empty directory says so"
+
+cat >"$T/bad.hgc" <<'EOF'
+spec bad_op {
+  input x : f32[2, 3];
+  y = Frobnicate(x);
+  output y;
+}
+EOF
+hgc run "$T/bad.hgc"
+is_rc 1 "a malformed spec"
+like err "^$T/bad\.hgc:3:[0-9]+: error: " "the diagnostic is file:line:col: error:"
+like err "Frobnicate" "the diagnostic names the unknown op"
+
+cat >"$T/syntax.hgc" <<'EOF'
+spec syntax {
+  input x : f32[2 3];
+  output x;
+}
+EOF
+hgc run "$T/syntax.hgc"
+is_rc 1 "a syntax error"
+like err "^$T/syntax\.hgc:2:[0-9]+: error: " "a syntax error has file:line:col"
+
+# --- passing, failing and golden specs ---------------------------------------
+mkdir -p "$T/suite/sub"
+cat >"$T/suite/a.hgc" <<'EOF'
+# MatMul + ReLU with hand-checked golden values:
+# x = [[1, 2, 3], [-4, 5, -6]], w = [[1, -1], [0, 2], [-1, 1]]
+# x.w = [[1-3, -1+4+3], [-4+6, 4+10-6]] = [[-2, 6], [2, 8]]
+spec mm_relu_golden {
+  input x : f32[2, 3] = [1, 2, 3, -4, 5, -6];
+  const w : f32[3, 2] = [1, -1, 0, 2, -1, 1];
+  h = MatMul(x, w);
+  y = ReLU(h);
+  output y;
+  expect y = [0, 6, 2, 8];
+}
+EOF
+cat >"$T/suite/sub/b.hgc" <<'EOF'
+spec add_bcast {
+  input a : f32[4, 1, 5];
+  input b : f32[3, 1];
+  y = Add(a, b);
+  output y;
+  bench { iters = 3; warmup = 1; }
+}
+
+spec neg_rank {
+  input a : f32[2, 3];
+  input b : f32[4, 5];
+  y = MatMul(a, b);
+  output y;
+  expect error "MatMul";
+}
+EOF
+hgc run "$T/suite"
+is_rc 0 "a directory of good specs"
+like out '^mm_relu_golden +ok +max_err=0\.00e\+00 +time=[0-9.]+ms$' "golden spec line"
+like out '^add_bcast +ok +max_err=' "specs below subdirectories run"
+like out '^neg_rank +ok +max_err=- .*expected error' "a negative spec passes"
+like out '^3 specs: 3 ok, 0 failed' "the summary counts the specs"
+[ "$(grep -n '^mm_relu_golden' "$T/out" | cut -d: -f1)" -lt \
+  "$(grep -n '^add_bcast' "$T/out" | cut -d: -f1)" ]
+ok $? "files run in sorted path order"
+
+sed 's/expect y = \[0, 6, 2, 8\]/expect y = [0, 6, 2, 9]/' "$T/suite/a.hgc" >"$T/wrong.hgc"
+hgc run "$T/wrong.hgc"
+is_rc 1 "a wrong golden value"
+like out '^mm_relu_golden +FAIL +max_err=1\.00e\+00' "a wrong golden value FAILs with max_err 1"
+like out "golden values.*y\[1, 1\]: got 8, want 9" "the failure names the element"
+
+sed 's/expect error "MatMul"/expect error "no such text"/' "$T/suite/sub/b.hgc" >"$T/negwrong.hgc"
+hgc run "$T/negwrong.hgc"
+is_rc 1 "a negative spec with the wrong text"
+like out '^neg_rank +FAIL' "it FAILs"
+
+cat >"$T/negbuilds.hgc" <<'EOF'
+spec builds_fine {
+  input a : f32[2, 3];
+  y = ReLU(a);
+  output y;
+  expect error "anything";
+}
+EOF
+hgc run "$T/negbuilds.hgc"
+is_rc 1 "a negative spec that builds"
+like out "but the spec built" "a negative spec that builds says so"
+
+hgc run "$T/suite" "$T/bad.hgc"
+is_rc 1 "good and bad files together"
+like out '^mm_relu_golden +ok' "good files still run beside a bad one"
+like out '1 file with errors' "the summary counts the bad file"
+
+hgc run --backend=jit "$T/suite"
+is_rc 1 "--backend=jit"
+like err "backend 'jit' is not available in this build" "jit is not available yet"
+hgc run --backend c "$T/suite"
+like err "backend 'c' is not available in this build" "c is not available yet"
+hgc run --backend=interp --threads 1 "$T/suite"
+is_rc 0 "--backend=interp --threads 1"
+hgc run --config nosuch "$T/suite"
+is_rc 1 "--config names no config"
+like err "no config 'nosuch'" "unknown config message"
+
+# --- check: TAP ----------------------------------------------------------------
+hgc check "$T/suite"
+is_rc 0 "check passes"
+like out '^1\.\.3$' "check prints the plan"
+like out "^ok 1 - $T/suite/a\.hgc: mm_relu_golden$" "check names file and spec"
+hgc check "$T/wrong.hgc" "$T/bad.hgc"
+is_rc 1 "check with failures"
+like out '^1\.\.2$' "a bad file counts as one test"
+like out '^not ok 1 - .*wrong\.hgc: mm_relu_golden # max_err 1$' "a failing spec is not ok"
+like out '^not ok 2 - .*bad\.hgc: cannot load$' "a bad file is not ok"
+like out "^# $T/bad\.hgc:3:[0-9]+: error: " "its diagnostic becomes a TAP comment"
+
+# --- compile -------------------------------------------------------------------
+hgc compile --dump=graph "$T/suite/a.hgc"
+is_rc 0 "compile --dump=graph"
+like out '^# spec mm_relu_golden ' "compile names the spec"
+like out 'MatMul' "compile prints the MatMul"
+like out 'ReLU' "compile prints the ReLU"
+hgc compile "$T/suite/sub/b.hgc"
+like out 'negative spec' "compile reports a negative spec"
+hgc compile --dump=graph,tir "$T/suite/a.hgc"
+is_rc 1 "compile --dump=tir"
+like err "'tir' dump is not available yet" "later stages are not available yet"
+hgc compile --dump=bogus "$T/suite/a.hgc"
+is_rc 2 "compile --dump=bogus"
+hgc compile "$T/bad.hgc"
+is_rc 1 "compile of a malformed spec"
+
+# --- explain ---------------------------------------------------------------------
+hgc run --explain "$T/suite/a.hgc"
+is_rc 0 "--explain"
+like out '^  graph: 2 ops \(1 MatMul, 1 ReLU\)' "--explain counts the ops"
+like out 'runs unfused in the interpreter' "--explain says nothing is fused yet"
+like out '^  timing: build ' "--explain splits the time"
+like out '^  backend: interp' "--explain names the backend"
+
+# --- --io and --inputs -----------------------------------------------------------
+cat >"$T/io.hgc" <<'EOF'
+spec io_mm {
+  input x : f32[5, 13] = uniform(lo = -1, hi = 1, seed = 3);
+  const w : f32[13, 7] = normal(mean = 0, std = 0.5, seed = 4);
+  h = MatMul(x, w);
+  y = ReLU(h);
+  output y;
+}
+EOF
+hgc run --io "$T/io/deep" "$T/io.hgc"
+is_rc 0 "--io"
+ls "$T/io/deep/io_mm.x.npy" "$T/io/deep/io_mm.w.npy" "$T/io/deep/io_mm.y.npy" >/dev/null 2>&1
+ok $? "--io writes every input and output (and creates the directory)"
+"$PYTHON" - "$T/io/deep" >"$T/out" 2>"$T/err" <<'EOF'
+import sys, numpy as np
+d = sys.argv[1]
+x = np.load(d + "/io_mm.x.npy"); w = np.load(d + "/io_mm.w.npy"); y = np.load(d + "/io_mm.y.npy")
+assert x.dtype == np.float32 and x.shape == (5, 13), (x.dtype, x.shape)
+assert w.shape == (13, 7) and y.shape == (5, 7), (w.shape, y.shape)
+want = np.maximum(x.astype(np.float64) @ w.astype(np.float64), 0)
+err = np.abs(y - want).max()
+assert err < 1e-5, err
+assert (y == 0).any() and (y > 0).any()
+print("max err", err)
+EOF
+rc=$?
+ok $rc "numpy recomputes MatMul+ReLU from the --io files"
+
+hgc run --inputs "$T/io/deep" --io "$T/io2" "$T/io.hgc"
+is_rc 0 "--inputs reads the files back"
+cmp -s "$T/io/deep/io_mm.y.npy" "$T/io2/io_mm.y.npy"
+ok $? "--inputs round-trips: the same output"
+"$PYTHON" -c "
+import numpy as np, sys
+d = sys.argv[1]
+x = np.load(d + '/io_mm.x.npy'); np.save(d + '/io_mm.x.npy', -x)
+" "$T/io2" >"$T/out" 2>"$T/err"
+hgc run --inputs "$T/io2" --io "$T/io3" "$T/io.hgc"
+is_rc 0 "--inputs with edited inputs"
+"$PYTHON" - "$T/io3" >"$T/out" 2>"$T/err" <<'EOF'
+import sys, numpy as np
+d = sys.argv[1]
+x = np.load(d + "/io_mm.x.npy"); w = np.load(d + "/io_mm.w.npy"); y = np.load(d + "/io_mm.y.npy")
+assert np.abs(y - np.maximum(x.astype(np.float64) @ w, 0)).max() < 1e-5
+EOF
+rc=$?
+ok $rc "the output follows the edited input"
+rm "$T/io2/io_mm.w.npy"
+hgc run --inputs "$T/io2" "$T/io.hgc"
+is_rc 1 "--inputs with a missing file"
+like out "io_mm\.w\.npy" "the missing file is named"
+"$PYTHON" -c "
+import numpy as np, sys
+np.save(sys.argv[1] + '/io_mm.w.npy', np.zeros((7, 13), np.float32))
+" "$T/io2" >/dev/null 2>&1
+hgc run --inputs "$T/io2" "$T/io.hgc"
+is_rc 1 "--inputs with a mismatched shape"
+like out "holds f32\[7, 13\], but input 'w' of spec 'io_mm' is f32\[13, 7\]" "the mismatch is explained"
+: >"$T/notadir"
+hgc run --io "$T/notadir" "$T/io.hgc"
+is_rc 1 "--io onto a file"
+
+# --- the demo ---------------------------------------------------------------------
+hgc run --explain spec/demo/mlp.hgc
+is_rc 0 "the demo spec passes"
+like out 'MatMul' "the demo explains its MatMuls"
+
+echo "1..$n"
+[ $failed -eq 0 ]
