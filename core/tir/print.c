@@ -88,7 +88,7 @@ static void list(FILE *out, struct hgc_tir_expr *const *e, int n)
 	}
 }
 
-/* Print name[idx...], with ":extent" after indices of a slice wider than one. */
+/* Print name[idx...], with " : extent" after indices of a slice wider than one. */
 static void indexed(FILE *out, const struct hgc_tir_tensor *t, struct hgc_tir_expr *const *idx,
 		    int n, const int64_t *ext)
 {
@@ -100,7 +100,7 @@ static void indexed(FILE *out, const struct hgc_tir_tensor *t, struct hgc_tir_ex
 			fputs(", ", out);
 		expr(out, idx[i], 0);
 		if (ext && ext[i] != 1)
-			fprintf(out, ":%lld", (long long)ext[i]);
+			fprintf(out, " : %lld", (long long)ext[i]);
 	}
 	fputc(']', out);
 }

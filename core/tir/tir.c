@@ -100,7 +100,7 @@ struct hgc_tir_module *hgc_tir_module_new(const char *name)
 	hgc_vec_init(&m->consts, sizeof(struct hgc_tir_tensor *));
 	for (i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
 		name_add(m, reserved[i]);
-	m->name = hgc_tir_unique_name(m, name ? name : "module");
+	m->name = hgc_arena_strdup(&m->arena, name ? name : "module");
 	return m;
 }
 
