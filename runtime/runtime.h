@@ -28,6 +28,8 @@ enum hgc_isa hgc_rt_isa(void);
 const char *hgc_rt_isa_name(enum hgc_isa isa);
 int hgc_rt_has_vnni(void);	/* u8 x s8 dot products at the chosen ISA */
 int hgc_rt_has_bf16(void);	/* vdpbf16ps at the chosen ISA */
+/* Force an ISA (tests, benchmarks), clamped to what the CPU has; returns the ISA now in use. */
+enum hgc_isa hgc_rt_set_isa(enum hgc_isa isa);
 
 /* brgemm.c: dispatch to the chosen ISA's microkernels (tails handled). */
 void hgc_brgemm_f32(const float *const *A, const float *const *B, float *C, int64_t bs,

@@ -1,0 +1,176 @@
+/*
+ * brgemm.c: the brgemm entry points of runtime.h.  Each call is checked,
+ * its trivial cases (empty C, empty reduction) are done here, the stride
+ * forms become address arrays a chunk at a time, and the rest goes to the
+ * kernel of the ISA in use (cpu.c), looked up per call: a few loads.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/runtime_int.h"
+
+/* Batch elements per chunk of addresses built for the stride forms. */
+#define STRD_CHUNK 32
+
+/* Kernels per ISA and kind; ORDER: enum hgc_isa, enum hgc_rt_kind. */
+static hgc_rt_kernel_fn *const kernels[3][HGC_RT_NKIND] = {
+	[HGC_ISA_GENERIC] = {hgc_rt_f32_generic, hgc_rt_u8s8_generic, hgc_rt_bf16_generic},
+	[HGC_ISA_AVX2] = {hgc_rt_f32_avx2, hgc_rt_u8s8_avx2, hgc_rt_bf16_avx2},
+	[HGC_ISA_AVX512] = {hgc_rt_f32_avx512, hgc_rt_u8s8_avx512, hgc_rt_bf16_avx512},
+};
+
+static const char *const kind_names[HGC_RT_NKIND] = {"f32", "u8s8s32", "bf16"};
+static const int kgroup[HGC_RT_NKIND] = {1, 4, 2};
+
+/* The ISA whose kernel runs kind: AVX-512 without VNNI or BF16 falls back to AVX2. */
+static enum hgc_isa kernel_isa(enum hgc_rt_kind kind)
+{
+	enum hgc_isa isa = hgc_rt_isa();
+	const struct hgc_rt_cpu *p = hgc_rt_cpu();
+
+	if (isa == HGC_ISA_AVX512 && ((kind == HGC_RT_U8S8 && !p->avx512_vnni) ||
+				      (kind == HGC_RT_BF16 && !p->avx512_bf16)))
+		return HGC_ISA_AVX2;
+	return isa;
+}
+
+/* The kernel in use for kind. */
+hgc_rt_kernel_fn *hgc_rt_kernel(enum hgc_rt_kind kind)
+{
+	return kernels[kernel_isa(kind)][kind];
+}
+
+/* What runs kind, for reports: the ISA and, for int8 and bf16, the instruction. */
+const char *hgc_rt_kernel_name(enum hgc_rt_kind kind)
+{
+	static const char *const names[3][HGC_RT_NKIND] = {
+		[HGC_ISA_GENERIC] = {"generic", "generic", "generic"},
+		[HGC_ISA_AVX2] = {"avx2", "avx2-vpmaddwd", "avx2-fma"},
+		[HGC_ISA_AVX512] = {"avx512", "avx512-vnni", "avx512-bf16"},
+	};
+
+	return names[kernel_isa(kind)][kind];
+}
+
+/* A broken contract in generated code: say what and stop, like an assertion. */
+static void bad_call(enum hgc_rt_kind kind, const char *what, long long v)
+{
+	fprintf(stderr, "hgc: brgemm %s: %s %lld\n", kind_names[kind], what, v);
+	abort();
+}
+
+/* Zero C unless it accumulates: the result of an empty reduction. */
+static void empty_sum(const struct hgc_rt_call *c)
+{
+	int64_t m;
+
+	if (c->beta)
+		return;
+	for (m = 0; m < c->M; m++)
+		memset((char *)c->C + m * c->ldc * 4, 0, (size_t)c->N * 4);
+}
+
+/* Check a call, do its trivial cases and run the rest with the kernel in use. */
+static void dispatch(enum hgc_rt_kind kind, const struct hgc_rt_call *c)
+{
+	if (c->M <= 0 || c->N <= 0)
+		return;
+	if (c->K < 0 || c->K % kgroup[kind])
+		bad_call(kind, "K must be a multiple of the packing (pad with zeros), got", c->K);
+	if (c->beta != 0 && c->beta != 1)
+		bad_call(kind, "beta must be 0 or 1, got", c->beta);
+	if (c->bs <= 0 || c->K == 0) {
+		empty_sum(c);
+		return;
+	}
+	hgc_rt_kernel(kind)(c);
+}
+
+/* The stride forms: address arrays a chunk of the batch at a time, accumulating after the first. */
+static void dispatch_strd(enum hgc_rt_kind kind, const void *A, const void *B, int64_t sa,
+			  int64_t sb, const struct hgc_rt_call *call)
+{
+	const void *pa[STRD_CHUNK], *pb[STRD_CHUNK];
+	struct hgc_rt_call c = *call;
+	int64_t b0, i, n;
+
+	if (call->bs <= 0) {
+		dispatch(kind, call);
+		return;
+	}
+	c.A = pa;
+	c.B = pb;
+	for (b0 = 0; b0 < call->bs; b0 += n) {
+		n = call->bs - b0 < STRD_CHUNK ? call->bs - b0 : STRD_CHUNK;
+		for (i = 0; i < n; i++) {
+			pa[i] = (const char *)A + (b0 + i) * sa;
+			pb[i] = (const char *)B + (b0 + i) * sb;
+		}
+		c.bs = n;
+		dispatch(kind, &c);
+		c.beta = 1;
+	}
+}
+
+/* f32 brgemm over address arrays. */
+void hgc_brgemm_f32(const float *const *A, const float *const *B, float *C, int64_t bs,
+		    int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc,
+		    int beta)
+{
+	struct hgc_rt_call c = {(const void *const *)A, (const void *const *)B, C, bs, M, N, K,
+				lda, ldb, ldc, beta};
+
+	dispatch(HGC_RT_F32, &c);
+}
+
+/* f32 brgemm, batch elements stride_a and stride_b bytes apart. */
+void hgc_brgemm_f32_strd(const float *A, const float *B, float *C, int64_t bs,
+			 int64_t stride_a, int64_t stride_b, int64_t M, int64_t N, int64_t K,
+			 int64_t lda, int64_t ldb, int64_t ldc, int beta)
+{
+	struct hgc_rt_call c = {NULL, NULL, C, bs, M, N, K, lda, ldb, ldc, beta};
+
+	dispatch_strd(HGC_RT_F32, A, B, stride_a, stride_b, &c);
+}
+
+/* u8 x s8 -> s32 brgemm over address arrays, B packed by 4 k. */
+void hgc_brgemm_u8s8s32(const uint8_t *const *A, const int8_t *const *B, int32_t *C,
+			int64_t bs, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb,
+			int64_t ldc, int beta)
+{
+	struct hgc_rt_call c = {(const void *const *)A, (const void *const *)B, C, bs, M, N, K,
+				lda, ldb, ldc, beta};
+
+	dispatch(HGC_RT_U8S8, &c);
+}
+
+/* u8 x s8 -> s32 brgemm, batch elements stride_a and stride_b bytes apart. */
+void hgc_brgemm_u8s8s32_strd(const uint8_t *A, const int8_t *B, int32_t *C, int64_t bs,
+			     int64_t stride_a, int64_t stride_b, int64_t M, int64_t N,
+			     int64_t K, int64_t lda, int64_t ldb, int64_t ldc, int beta)
+{
+	struct hgc_rt_call c = {NULL, NULL, C, bs, M, N, K, lda, ldb, ldc, beta};
+
+	dispatch_strd(HGC_RT_U8S8, A, B, stride_a, stride_b, &c);
+}
+
+/* bf16 brgemm over address arrays, B packed by 2 k, f32 C. */
+void hgc_brgemm_bf16(const uint16_t *const *A, const uint16_t *const *B, float *C, int64_t bs,
+		     int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc,
+		     int beta)
+{
+	struct hgc_rt_call c = {(const void *const *)A, (const void *const *)B, C, bs, M, N, K,
+				lda, ldb, ldc, beta};
+
+	dispatch(HGC_RT_BF16, &c);
+}
+
+/* bf16 brgemm, batch elements stride_a and stride_b bytes apart. */
+void hgc_brgemm_bf16_strd(const uint16_t *A, const uint16_t *B, float *C, int64_t bs,
+			  int64_t stride_a, int64_t stride_b, int64_t M, int64_t N, int64_t K,
+			  int64_t lda, int64_t ldb, int64_t ldc, int beta)
+{
+	struct hgc_rt_call c = {NULL, NULL, C, bs, M, N, K, lda, ldb, ldc, beta};
+
+	dispatch_strd(HGC_RT_BF16, A, B, stride_a, stride_b, &c);
+}

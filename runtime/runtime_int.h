@@ -1,0 +1,75 @@
+/*
+ * runtime_int.h: what the runtime's own files share (and tests may use):
+ * the normalized brgemm call, the per-ISA kernel entry points and the CPU
+ * feature probe.  Not for generated code: it calls runtime.h only.
+ */
+#ifndef HGC_RUNTIME_INT_H
+#define HGC_RUNTIME_INT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "runtime/runtime.h"
+
+/* The data kinds of brgemm; ORDER: kernel tables in brgemm.c. */
+enum hgc_rt_kind {
+	HGC_RT_F32,	/* f32 x f32 -> f32 */
+	HGC_RT_U8S8,	/* u8 x s8 (B packed by 4 k) -> s32 */
+	HGC_RT_BF16,	/* bf16 x bf16 (B packed by 2 k) -> f32 */
+	HGC_RT_NKIND
+};
+
+/*
+ * One brgemm call after dispatch: batch address arrays only (the stride
+ * forms are turned into arrays in chunks), strides in elements as in
+ * runtime.h.  Each kernel reads the element types its kind implies.
+ */
+struct hgc_rt_call {
+	const void *const *A;	/* bs pointers to M x K blocks */
+	const void *const *B;	/* bs pointers to K x N blocks (packed for int8, bf16) */
+	void *C;		/* M x N, f32 or s32 */
+	int64_t bs, M, N, K;	/* bs >= 1, M, N, K >= 1, K a multiple of the kind's k group */
+	int64_t lda, ldb, ldc;	/* in elements of A, B and C */
+	int beta;		/* 0: overwrite C, 1: accumulate into C */
+};
+
+/* A microkernel: runs one whole call for one kind. */
+typedef void hgc_rt_kernel_fn(const struct hgc_rt_call *c);
+
+/* What the CPU and the OS offer (cpu.c). */
+struct hgc_rt_cpu {
+	int avx2;		/* AVX2 + FMA with the ymm state enabled */
+	int avx512;		/* AVX-512 F, BW, VL, DQ with the zmm and opmask state enabled */
+	int avx512_vnni;	/* vpdpbusd zmm */
+	int avx512_bf16;	/* vdpbf16ps zmm */
+	int avx_vnni;		/* VEX vpdpbusd ymm (not used by the kernels yet) */
+};
+
+/* cpu.c */
+const struct hgc_rt_cpu *hgc_rt_cpu(void);
+enum hgc_isa hgc_rt_best_isa(const struct hgc_rt_cpu *cpu);
+enum hgc_isa hgc_rt_isa_choose(const char *env, enum hgc_isa best, FILE *warn);
+
+/* brgemm_generic.c: portable C, one function per kind. */
+hgc_rt_kernel_fn hgc_rt_f32_generic, hgc_rt_u8s8_generic, hgc_rt_bf16_generic;
+
+/* brgemm_avx2.c: ymm kernels; int8 and bf16 widen to vpmaddwd and FMA. */
+hgc_rt_kernel_fn hgc_rt_f32_avx2, hgc_rt_u8s8_avx2, hgc_rt_bf16_avx2;
+
+/*
+ * brgemm_avx512.c: zmm kernels; u8s8 needs AVX512-VNNI, bf16 AVX512-BF16.
+ * A test build that defines HGC_VEC512_EMU compiles the same file against
+ * a portable emulation of its vector layer, under names ending in _emu.
+ */
+#ifdef HGC_VEC512_EMU
+#define hgc_rt_f32_avx512 hgc_rt_f32_avx512_emu
+#define hgc_rt_u8s8_avx512 hgc_rt_u8s8_avx512_emu
+#define hgc_rt_bf16_avx512 hgc_rt_bf16_avx512_emu
+#endif
+hgc_rt_kernel_fn hgc_rt_f32_avx512, hgc_rt_u8s8_avx512, hgc_rt_bf16_avx512;
+
+/* brgemm.c */
+hgc_rt_kernel_fn *hgc_rt_kernel(enum hgc_rt_kind kind);	/* the kernel in use for kind */
+const char *hgc_rt_kernel_name(enum hgc_rt_kind kind);	/* e.g. "avx512-vnni" */
+
+#endif
