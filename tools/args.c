@@ -1,6 +1,7 @@
 /* args.c: the options of the subcommands, their parsing and their help. */
 #include "tools/tools.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -290,8 +291,8 @@ static void cmd_help(FILE *f, const struct cmd *c)
 {
 	char left[64];
 
-	fprintf(f, "usage: hgc %s [OPTION...] %s\n\n%s.\n\noptions:\n", c->name, c->args,
-		c->summary);
+	fprintf(f, "usage: hgc %s [OPTION...] %s\n\n%c%s.\n\noptions:\n", c->name, c->args,
+		toupper((unsigned char)c->summary[0]), c->summary + 1);
 	for (int i = 0; i < OPT_COUNT; i++) {
 		if (!(opts[i].cmds & c->bit))
 			continue;

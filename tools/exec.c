@@ -238,7 +238,6 @@ static void check_golden(const struct hgc_spec *sp, const struct bufs *b,
 static void exec_negative(const struct hgc_spec *sp, struct hgc_tool_result *r)
 {
 	r->negative = true;
-	r->max_err = NAN;
 	if (!sp->build_error)
 		hgc_error(&r->why, &sp->loc, "expected the error \"%s\", but the spec built "
 			  "without error", sp->expect_error);
@@ -292,6 +291,7 @@ static void exec_graph(const struct hgc_tool_opts *o, const struct hgc_spec *sp,
 		goto release;
 	r->t.ref = hgc_now() - t0;
 	t0 = hgc_now();
+	r->max_err = 0;
 	check_reference(sp, b, r);
 	check_golden(sp, b, r);
 	r->t.check = hgc_now() - t0;
@@ -309,6 +309,7 @@ void hgc_tool_exec_spec(const struct hgc_tool_opts *o, const struct hgc_spec *sp
 
 	memset(r, 0, sizeof(*r));
 	hgc_diag_init(&r->why);
+	r->max_err = NAN;	/* until outputs are compared */
 	r->config = cfg ? cfg : sp->config;
 	if (sp->expect_error) {
 		exec_negative(sp, r);

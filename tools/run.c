@@ -20,7 +20,7 @@ static void print_line(const struct hgc_spec *sp, const struct hgc_tool_result *
 {
 	char err[32], time[32];
 
-	if (isnan(r->max_err) || r->negative)
+	if (isnan(r->max_err))
 		snprintf(err, sizeof(err), "-");
 	else
 		snprintf(err, sizeof(err), "%.2e", r->max_err);
