@@ -1,0 +1,438 @@
+/*
+ * main.c: hgc-bench, the harness behind `make bench`.  For every workload
+ * and thread count it runs each column (hgc, oneDNN with plain layouts,
+ * oneDNN with its preferred layouts, OpenBLAS) in this one process, checks
+ * each result on sampled outputs, prints a table row and collects it for
+ * the JSON file.
+ */
+#include "bench/bench.h"
+
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The columns, in table and JSON order. */
+static const struct hgc_bench_peer *const peers[] = {
+	&hgc_bench_peer_hgc, &hgc_bench_peer_onednn, &hgc_bench_peer_onednn_packed,
+	&hgc_bench_peer_openblas,
+};
+enum { COL_HGC, COL_ONEDNN, COL_PACKED, COL_OPENBLAS, NCOLS };
+
+/* What became of one cell. */
+enum cell { CELL_MEASURED, CELL_NA, CELL_WRONG, CELL_ERROR };
+
+/* One row of the table: a workload at one thread count. */
+struct row {
+	const struct hgc_bench_work *w;
+	int threads;
+	double ms[NCOLS];		/* median ms when measured */
+	enum cell cell[NCOLS];
+	const char *impl[NCOLS];	/* implementation name when measured */
+	double compile_ms;		/* hgc's compile time, < 0 when none */
+	double gflops, peak_frac;	/* < 0 when there is nothing to compute them from */
+};
+
+/* Everything one run of the harness keeps. */
+struct bench {
+	struct hgc_bench_opts o;
+	struct hgc_bench_peak peak;
+	struct hgc_arena a;
+	struct hgc_vec work;		/* of struct hgc_bench_work */
+	struct hgc_vec rows;		/* of struct row */
+	struct hgc_vec reasons;		/* of const char *: why cells read "n/a" */
+	int failed;			/* a wrong result or an error happened */
+};
+
+static const char usage[] =
+	"usage: hgc-bench [--filter SUBSTR] [--threads 1,2] [--quick] [--json PATH]\n"
+	"                 [--conv-mb N] [--time SEC] [--list]\n"
+	"Measures hgc, oneDNN (plain and preferred layouts) and OpenBLAS in one process.\n"
+	"  --filter SUBSTR  only rows whose name contains SUBSTR\n"
+	"  --threads LIST   thread counts, comma-separated (default 1,2)\n"
+	"  --quick          a small subset with shorter timing\n"
+	"  --json PATH      write the rows as JSON\n"
+	"  --conv-mb N      run convolutions at batch N (default 4; the files say 50)\n"
+	"  --time SEC       timed seconds per measurement (default 0.3, quick 0.1)\n"
+	"  --list           list the workloads and exit\n"
+	"Shape files come from $HGC_ANCHORS or ../shared/anchors beside the repository.\n";
+
+/* "1,2" into o->threads. */
+static int parse_threads(struct hgc_bench_opts *o, const char *s)
+{
+	char *end;
+	long v;
+
+	o->nthreads = 0;
+	do {
+		v = strtol(s, &end, 10);
+		if (end == s || v < 1 || v > 1024 || o->nthreads == 4 || (*end && *end != ','))
+			return -1;
+		o->threads[o->nthreads++] = (int)v;
+		s = end + (*end == ',');
+	} while (*end);
+	return 0;
+}
+
+/* Options into b->o; 1 for --list, -1 on a usage error. */
+static int parse_args(struct bench *b, int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{"filter", 1, 0, 'f'}, {"threads", 1, 0, 't'}, {"quick", 0, 0, 'q'},
+		{"json", 1, 0, 'j'}, {"conv-mb", 1, 0, 'm'}, {"time", 1, 0, 's'},
+		{"list", 0, 0, 'l'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
+	};
+	struct hgc_bench_opts *o = &b->o;
+	int c, list = 0;
+
+	*o = (struct hgc_bench_opts){.threads = {1, 2}, .nthreads = 2, .conv_mb = 4,
+				     .budget = -1, .min_iters = 3, .max_iters = 50};
+	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+		if (c == 'f')
+			o->filter = optarg;
+		else if (c == 't' && parse_threads(o, optarg) < 0)
+			return fprintf(stderr, "hgc-bench: bad --threads '%s'\n", optarg), -1;
+		else if (c == 'q')
+			o->quick = 1;
+		else if (c == 'j')
+			o->json = optarg;
+		else if (c == 'm' && (o->conv_mb = atol(optarg)) < 1)
+			return fprintf(stderr, "hgc-bench: bad --conv-mb '%s'\n", optarg), -1;
+		else if (c == 's' && (o->budget = atof(optarg)) <= 0)
+			return fprintf(stderr, "hgc-bench: bad --time '%s'\n", optarg), -1;
+		else if (c == 'l')
+			list = 1;
+		else if (c == 'h')
+			return fputs(usage, stdout), 2;
+		else if (c == '?')
+			return fputs(usage, stderr), -1;
+	}
+	if (optind < argc)
+		return fprintf(stderr, "hgc-bench: unexpected argument '%s'\n", argv[optind]), -1;
+	if (o->budget < 0)
+		o->budget = o->quick ? 0.1 : 0.3;
+	return list;
+}
+
+/* Remember why a cell is not available (each reason once). */
+static void add_reason(struct bench *b, const char *text)
+{
+	size_t i, n;
+
+	if (!strncmp(text, "hgc: error: ", 12))
+		text += 12;
+	n = strcspn(text, "\n");
+
+	for (i = 0; i < b->reasons.len; i++)
+		if (!strncmp(HGC_VEC_AT(&b->reasons, const char *, i), text, n) &&
+		    !HGC_VEC_AT(&b->reasons, const char *, i)[n])
+			return;
+	*(const char **)hgc_vec_push(&b->reasons) = hgc_arena_strndup(&b->a, text, n);
+}
+
+/* Time k and check its result into row r's column col. */
+static void time_and_check(struct bench *b, const struct hgc_bench_kernel *k,
+			   const struct hgc_bench_io *io, struct row *r, int col)
+{
+	struct hgc_diag d;
+	int iters;
+
+	hgc_diag_init(&d);
+	r->ms[col] = hgc_bench_time_ms(k, &b->o, &iters);
+	r->impl[col] = hgc_arena_strdup(&b->a, k->impl ? k->impl : "");
+	r->cell[col] = CELL_MEASURED;
+	if (col == COL_HGC)
+		r->compile_ms = k->compile_ms;
+	if ((k->fetch && k->fetch(k->ctx, io, &d)) || hgc_bench_io_check(io, r->w, &d)) {
+		fprintf(stderr, "hgc-bench: %s, %d threads, %s: wrong result\n%s", r->w->name,
+			r->threads, peers[col]->name, hgc_diag_text(&d));
+		r->cell[col] = CELL_WRONG;
+		b->failed = 1;
+	}
+	hgc_diag_release(&d);
+}
+
+/* One cell: prepare the column's kernel, time it, check it, release it. */
+static void cell(struct bench *b, struct hgc_bench_io *io, struct row *r, int col)
+{
+	const struct hgc_bench_peer *p = peers[col];
+	struct hgc_bench_kernel k = {0};
+	struct hgc_diag d;
+	int rc;
+
+	r->cell[col] = CELL_NA;
+	if (!p->prepare[r->w->shape.kind])
+		return;
+	hgc_diag_init(&d);
+	p->begin(r->threads);
+	hgc_bench_io_poison(io);
+	rc = p->prepare[r->w->shape.kind](r->w, io, &k, &d);
+	if (rc == HGC_BENCH_NA) {
+		add_reason(b, hgc_diag_text(&d));
+	} else if (rc) {
+		fprintf(stderr, "hgc-bench: %s, %d threads, %s:\n%s", r->w->name, r->threads,
+			p->name, hgc_diag_text(&d));
+		r->cell[col] = CELL_ERROR;
+		b->failed = 1;
+	} else {
+		time_and_check(b, &k, io, r, col);
+		k.release(k.ctx);
+	}
+	if (p->end)
+		p->end();
+	hgc_diag_release(&d);
+}
+
+/* GFLOP/s (from hgc when measured, else oneDNN packed) and the fraction of peak. */
+static void rates(const struct bench *b, struct row *r)
+{
+	int col = r->cell[COL_HGC] == CELL_MEASURED ? COL_HGC : COL_PACKED;
+	double core = r->w->dt == HGC_BENCH_INT8 ? b->peak.i8_core : b->peak.f32_core;
+
+	r->gflops = r->peak_frac = -1;
+	if (r->cell[col] != CELL_MEASURED || r->ms[col] <= 0)
+		return;
+	r->gflops = r->w->flops / (r->ms[col] * 1e-3) * 1e-9;
+	if (core > 0)
+		r->peak_frac = r->gflops / (core * r->threads);
+}
+
+/* A time for the table: "-" when not available. */
+static const char *fmt_ms(char *buf, const struct row *r, int col)
+{
+	static const char *const what[] = {"", "-", "WRONG", "error"};
+	double ms = r->ms[col];
+
+	if (r->cell[col] != CELL_MEASURED)
+		return what[r->cell[col]];
+	snprintf(buf, 16, ms < 1 ? "%.4f" : ms < 100 ? "%.3f" : "%.1f", ms);
+	return buf;
+}
+
+/* The table's header. */
+static void print_header(void)
+{
+	printf("\n%-40s %3s %10s %10s %10s %10s %8s %6s %8s  %s\n", "name", "thr", "hgc ms",
+	       "onednn ms", "packed ms", "oblas ms", "GFLOP/s", "%peak", "hgc/dnnl",
+	       "onednn impl (plain / packed)");
+}
+
+/* One table row. */
+static void print_row(const struct row *r)
+{
+	char c[NCOLS][16], g[16] = "-", f[16] = "-", s[16] = "-";
+	double best = -1;
+	int i;
+
+	for (i = COL_ONEDNN; i <= COL_PACKED; i++)
+		if (r->cell[i] == CELL_MEASURED && (best < 0 || r->ms[i] < best))
+			best = r->ms[i];
+	if (r->gflops >= 0)
+		snprintf(g, sizeof(g), "%.1f", r->gflops);
+	if (r->peak_frac >= 0)
+		snprintf(f, sizeof(f), "%.1f", 100 * r->peak_frac);
+	if (r->cell[COL_HGC] == CELL_MEASURED && best > 0)
+		snprintf(s, sizeof(s), "%.2fx", best / r->ms[COL_HGC]);
+	printf("%-40s %3d %10s %10s %10s %10s %8s %6s %8s  %s / %s\n", r->w->name, r->threads,
+	       fmt_ms(c[0], r, 0), fmt_ms(c[1], r, 1), fmt_ms(c[2], r, 2), fmt_ms(c[3], r, 3), g, f,
+	       s, r->impl[COL_ONEDNN] ? r->impl[COL_ONEDNN] : "-",
+	       r->impl[COL_PACKED] ? r->impl[COL_PACKED] : "-");
+	fflush(stdout);
+}
+
+/* Every thread count of one workload. */
+static void workload(struct bench *b, const struct hgc_bench_work *w)
+{
+	struct hgc_bench_io io;
+	struct row *r;
+	int t, col;
+
+	hgc_bench_io_init(&io, w);
+	for (t = 0; t < b->o.nthreads; t++) {
+		r = hgc_vec_push(&b->rows);
+		r->w = w;
+		r->threads = b->o.threads[t];
+		r->compile_ms = -1;
+		for (col = 0; col < NCOLS; col++)
+			cell(b, &io, r, col);
+		rates(b, r);
+		print_row(r);
+	}
+	hgc_bench_io_release(&io);
+}
+
+/* A number, or null when negative (not measured). */
+static json_t *num_or_null(double v)
+{
+	return v < 0 ? json_null() : json_real(v);
+}
+
+/* One row as a JSON object (a wrong result counts as not measured). */
+static json_t *row_json(const struct row *r)
+{
+	static const char *const keys[NCOLS] = {"hgc_ms", "onednn_ms", "onednn_packed_ms",
+						"openblas_ms"};
+	json_t *o = json_object();
+	int i;
+
+	json_object_set_new(o, "name", json_string(r->w->name));
+	json_object_set_new(o, "threads", json_integer(r->threads));
+	for (i = 0; i < NCOLS; i++)
+		json_object_set_new(o, keys[i],
+				    num_or_null(r->cell[i] == CELL_MEASURED ? r->ms[i] : -1));
+	json_object_set_new(o, "gflops", num_or_null(r->gflops));
+	json_object_set_new(o, "peak_frac", num_or_null(r->peak_frac));
+	json_object_set_new(o, "compile_ms", num_or_null(r->compile_ms));
+	json_object_set_new(o, "shape", json_string(r->w->shape_text));
+	return o;
+}
+
+/* Write every row to o.json. */
+static int write_json(const struct bench *b)
+{
+	json_t *list = json_array();
+	size_t i;
+	int r;
+
+	for (i = 0; i < b->rows.len; i++)
+		json_array_append_new(list, row_json(&HGC_VEC_AT(&b->rows, struct row, i)));
+	r = json_dump_file(list, b->o.json, JSON_INDENT(1));
+	json_decref(list);
+	if (r)
+		fprintf(stderr, "hgc-bench: cannot write %s\n", b->o.json);
+	else
+		printf("wrote %zu rows to %s\n", b->rows.len, b->o.json);
+	return r ? -1 : 0;
+}
+
+/* The largest thread count asked for. */
+static int max_threads(const struct hgc_bench_opts *o)
+{
+	int i, m = 1;
+
+	for (i = 0; i < o->nthreads; i++)
+		if (o->threads[i] > m)
+			m = o->threads[i];
+	return m;
+}
+
+/* An environment variable for the header. */
+static const char *env(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v ? v : "(unset)";
+}
+
+/* What was measured with what, and the machine's limit. */
+static void print_intro(struct bench *b)
+{
+	struct hgc_bench_peak *p = &b->peak;
+	struct hgc_diag d;
+	double cold, cached;
+	int i;
+
+	printf("hgc-bench: hgc against its peers in one process, median of repeated runs\n");
+	printf("  %s\n  %s\n", hgc_bench_onednn_version(&b->a), hgc_bench_openblas_config());
+	printf("  OMP_PROC_BIND=%s OMP_PLACES=%s; threads", env("OMP_PROC_BIND"), env("OMP_PLACES"));
+	for (i = 0; i < b->o.nthreads; i++)
+		printf("%c%d", i ? ',' : ' ', b->o.threads[i]);
+	printf("; timing: warm-up, then at least %d runs until %.2f s (at most %d), median\n",
+	       b->o.min_iters, b->o.budget, b->o.max_iters);
+	if (getenv("OPENBLAS_CORETYPE") || getenv("OPENBLAS_L2_SIZE"))
+		printf("  warning: OPENBLAS_CORETYPE or OPENBLAS_L2_SIZE is set: OpenBLAS slows down\n");
+	hgc_bench_peak_measure(p, max_threads(&b->o), b->o.quick ? 0.1 : 0.25);
+	printf("  peak per core: %.1f GFLOP/s fp32 (%s), %.1f GOP/s int8 (%s)\n", p->f32_core,
+	       p->f32_how, p->i8_core, p->i8_how);
+	printf("  peak with %d threads: %.1f GFLOP/s fp32, %.1f GOP/s int8\n", p->all_threads,
+	       p->f32_all, p->i8_all);
+	hgc_diag_init(&d);
+	hgc_bench_omp_threads(b->o.threads[0]);
+	if (hgc_bench_onednn_mlp_create_ms(&cold, &cached, &d) == 0)
+		printf("  oneDNN creation of the 5 primitives of MLP 479-1024-1024-512-256-1 (batch 128,"
+		       " bias+ReLU fused), %d thread(s): %.2f ms cold, %.3f ms cached\n",
+		       b->o.threads[0], cold, cached);
+	else
+		printf("  oneDNN MLP creation failed:\n%s", hgc_diag_text(&d));
+	hgc_diag_release(&d);
+	printf("  conv rows run at mb %lld (the shape file says 50); GFLOP/s and %%peak come from hgc"
+	       " when measured, else from oneDNN packed;\n  %%peak = GFLOP/s / (per-core peak x"
+	       " threads); hgc/dnnl = best oneDNN ms / hgc ms; '-' = not available\n",
+	       (long long)b->o.conv_mb);
+}
+
+/* Print the workloads and what they run. */
+static void list_work(const struct bench *b)
+{
+	size_t i;
+	const struct hgc_bench_work *w;
+
+	for (i = 0; i < b->work.len; i++) {
+		w = &HGC_VEC_AT(&b->work, struct hgc_bench_work, i);
+		printf("%-40s %-5s %8.3f GFLOP  %s\n", w->name,
+		       w->dt == HGC_BENCH_INT8 ? "int8" : "f32", w->flops * 1e-9, w->shape_text);
+	}
+}
+
+/* Run every workload, then the summary and the JSON file. */
+static int run_all(struct bench *b)
+{
+	size_t i;
+
+	print_intro(b);
+	print_header();
+	for (i = 0; i < b->work.len; i++)
+		workload(b, &HGC_VEC_AT(&b->work, struct hgc_bench_work, i));
+	for (i = 0; i < b->reasons.len; i++)
+		printf("%s %s\n", i ? "      " : "n/a:", HGC_VEC_AT(&b->reasons, const char *, i));
+	if (b->o.json && write_json(b) < 0)
+		return -1;
+	return b->failed ? -1 : 0;
+}
+
+/* Load the workloads named by the options. */
+static int load(struct bench *b)
+{
+	struct hgc_diag d;
+	int r;
+
+	b->o.anchors = hgc_bench_find_anchors(&b->a);
+	if (!b->o.anchors) {
+		fprintf(stderr, "hgc-bench: cannot find ../shared/anchors; set HGC_ANCHORS\n");
+		return -1;
+	}
+	hgc_diag_init(&d);
+	r = hgc_bench_workloads(&b->o, &b->a, &b->work, &d);
+	if (r < 0)
+		fprintf(stderr, "%s", hgc_diag_text(&d));
+	else if (!b->work.len)
+		r = -1, fprintf(stderr, "hgc-bench: no workload matches\n");
+	hgc_diag_release(&d);
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	struct bench b;
+	int r;
+
+	memset(&b, 0, sizeof(b));
+	hgc_arena_init(&b.a);
+	hgc_vec_init(&b.work, sizeof(struct hgc_bench_work));
+	hgc_vec_init(&b.rows, sizeof(struct row));
+	hgc_vec_init(&b.reasons, sizeof(const char *));
+	r = parse_args(&b, argc, argv);
+	if (r >= 0 && r != 2)
+		r = load(&b) < 0 ? -1 : r;
+	if (r == 1)
+		list_work(&b);
+	else if (r == 0)
+		r = run_all(&b);
+	hgc_bench_onednn_shutdown();
+	hgc_vec_release(&b.reasons);
+	hgc_vec_release(&b.rows);
+	hgc_vec_release(&b.work);
+	hgc_arena_release(&b.a);
+	return r < 0 ? 1 : 0;
+}

@@ -1,0 +1,52 @@
+/*
+ * measure.c: the timing rule shared by every column: warm up, then repeat
+ * until the time budget is spent (at least min_iters, at most max_iters
+ * runs) and take the median, which shrugs off the odd preempted run.
+ */
+#include "bench/bench.h"
+
+#include <omp.h>
+#include <stdlib.h>
+
+/* Warm-up: at least one run, more while they are short (caches, page faults, JIT). */
+#define WARMUP_S 0.05
+#define WARMUP_MAX 10
+
+/* Order doubles for qsort. */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Warm k up, time it, and return the median run time in ms; *iters gets the run count. */
+double hgc_bench_time_ms(const struct hgc_bench_kernel *k, const struct hgc_bench_opts *o,
+			 int *iters)
+{
+	double *t = hgc_xcalloc((size_t)o->max_iters, sizeof(double));
+	double start = hgc_now(), spent = 0, t0, med;
+	int n = 0;
+
+	do
+		k->run(k->ctx);
+	while (hgc_now() - start < WARMUP_S && ++n < WARMUP_MAX);
+	n = 0;
+	while (n < o->max_iters && (n < o->min_iters || spent < o->budget)) {
+		t0 = hgc_now();
+		k->run(k->ctx);
+		t[n] = hgc_now() - t0;
+		spent += t[n++];
+	}
+	qsort(t, (size_t)n, sizeof(double), cmp_double);
+	med = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+	free(t);
+	*iters = n;
+	return med * 1e3;
+}
+
+/* The thread count of the OpenMP columns (hgc and oneDNN). */
+void hgc_bench_omp_threads(int threads)
+{
+	omp_set_num_threads(threads);
+}
