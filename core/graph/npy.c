@@ -60,7 +60,7 @@ int hgc_npy_write(const char *path, enum hgc_dtype dt, int ndims, const int64_t 
 	FILE *f;
 
 	if (!descr_of(dt) || ndims < 0 || ndims > HGC_MAX_DIMS)
-		return hgc_error(d, NULL, "%s: cannot write a %s tensor with %d dims as npy", path,
+		return hgc_error(d, NULL, "%s: cannot store %s tensors with %d dims in npy", path,
 				 hgc_dtype_name(dt), ndims);
 	f = fopen(path, "wb");
 	if (!f)

@@ -132,7 +132,8 @@ int hgc_op_reshape_infer(struct hgc_op *op, struct hgc_diag *d)
 		if (i != at)
 			known *= dims[i];
 	hgc_dims_str(b1, s->ndims, s->dims);
-	hgc_dims_str(b2, hgc_op_ints(op, "shape", &shape), shape);
+	i = hgc_op_ints(op, "shape", &shape);
+	hgc_dims_str(b2, i, shape);
 	if (at >= 0 && (known == 0 || total % known))
 		return hgc_op_error(op, d, "cannot reshape %s into %s", b1, b2);
 	if (at >= 0)
