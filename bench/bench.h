@@ -187,5 +187,6 @@ int hgc_bench_onednn_mlp_create_ms(double *cold_ms, double *cached_ms, struct hg
 const char *hgc_bench_onednn_version(struct hgc_arena *a);
 void hgc_bench_onednn_shutdown(void);
 const char *hgc_bench_openblas_config(void);
+void hgc_bench_openblas_keep_pinned(int on);
 
 #endif

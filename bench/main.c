@@ -47,7 +47,7 @@ struct bench {
 
 static const char usage[] =
 	"usage: hgc-bench [--filter SUBSTR] [--threads 1,2] [--quick] [--json PATH]\n"
-	"                 [--conv-mb N] [--time SEC] [--list]\n"
+	"                 [--conv-mb N] [--time SEC] [--list] [--openblas-pinned]\n"
 	"Measures hgc, oneDNN (plain and preferred layouts) and OpenBLAS in one process.\n"
 	"  --filter SUBSTR  only rows whose name contains SUBSTR\n"
 	"  --threads LIST   thread counts, comma-separated (default 1,2)\n"
@@ -56,6 +56,8 @@ static const char usage[] =
 	"  --conv-mb N      run convolutions at batch N (default 4; the files say 50)\n"
 	"  --time SEC       timed seconds per measurement (default 0.3, quick 0.1)\n"
 	"  --list           list the workloads and exit\n"
+	"  --openblas-pinned  leave OpenBLAS on the pinned main thread (its threads then\n"
+	"                   share one core: shows why the harness unpins it)\n"
 	"Shape files come from $HGC_ANCHORS or ../shared/anchors beside the repository.\n";
 
 /* "1,2" into o->threads. */
@@ -81,13 +83,14 @@ static int parse_args(struct bench *b, int argc, char **argv)
 	static const struct option longs[] = {
 		{"filter", 1, 0, 'f'}, {"threads", 1, 0, 't'}, {"quick", 0, 0, 'q'},
 		{"json", 1, 0, 'j'}, {"conv-mb", 1, 0, 'm'}, {"time", 1, 0, 's'},
-		{"list", 0, 0, 'l'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
+		{"list", 0, 0, 'l'}, {"help", 0, 0, 'h'}, {"openblas-pinned", 0, 0, 'p'},
+		{0, 0, 0, 0},
 	};
 	struct hgc_bench_opts *o = &b->o;
 	int c, list = 0;
 
 	*o = (struct hgc_bench_opts){.threads = {1, 2}, .nthreads = 2, .conv_mb = 4,
-				     .budget = -1, .min_iters = 3, .max_iters = 50};
+				     .budget = -1, .min_iters = 5, .max_iters = 50};
 	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
 		if (c == 'f')
 			o->filter = optarg;
@@ -103,6 +106,8 @@ static int parse_args(struct bench *b, int argc, char **argv)
 			return fprintf(stderr, "hgc-bench: bad --time '%s'\n", optarg), -1;
 		else if (c == 'l')
 			list = 1;
+		else if (c == 'p')
+			hgc_bench_openblas_keep_pinned(1);
 		else if (c == 'h')
 			return fputs(usage, stdout), 2;
 		else if (c == '?')
@@ -145,7 +150,7 @@ static void time_and_check(struct bench *b, const struct hgc_bench_kernel *k,
 	if (col == COL_HGC)
 		r->compile_ms = k->compile_ms;
 	if ((k->fetch && k->fetch(k->ctx, io, &d)) || hgc_bench_io_check(io, r->w, &d)) {
-		fprintf(stderr, "hgc-bench: %s, %d threads, %s: wrong result\n%s", r->w->name,
+		fprintf(stderr, "hgc-bench: %s, threads %d, %s: wrong result\n%s", r->w->name,
 			r->threads, peers[col]->name, hgc_diag_text(&d));
 		r->cell[col] = CELL_WRONG;
 		b->failed = 1;
@@ -171,7 +176,7 @@ static void cell(struct bench *b, struct hgc_bench_io *io, struct row *r, int co
 	if (rc == HGC_BENCH_NA) {
 		add_reason(b, hgc_diag_text(&d));
 	} else if (rc) {
-		fprintf(stderr, "hgc-bench: %s, %d threads, %s:\n%s", r->w->name, r->threads,
+		fprintf(stderr, "hgc-bench: %s, threads %d, %s:\n%s", r->w->name, r->threads,
 			p->name, hgc_diag_text(&d));
 		r->cell[col] = CELL_ERROR;
 		b->failed = 1;
@@ -297,7 +302,7 @@ static int write_json(const struct bench *b)
 
 	for (i = 0; i < b->rows.len; i++)
 		json_array_append_new(list, row_json(&HGC_VEC_AT(&b->rows, struct row, i)));
-	r = json_dump_file(list, b->o.json, JSON_INDENT(1));
+	r = json_dump_file(list, b->o.json, JSON_INDENT(1) | JSON_REAL_PRECISION(6));
 	json_decref(list);
 	if (r)
 		fprintf(stderr, "hgc-bench: cannot write %s\n", b->o.json);
@@ -325,6 +330,36 @@ static const char *env(const char *name)
 	return v ? v : "(unset)";
 }
 
+/* The 1-minute load average: other work on the machine skews every figure. */
+static double loadavg(void)
+{
+	FILE *f = fopen("/proc/loadavg", "r");
+	double l = -1;
+
+	if (f) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = -1;
+		fclose(f);
+	}
+	return l;
+}
+
+/* Say at which batch the convolutions run, when it is not the shape file's. */
+static void conv_note(const struct bench *b)
+{
+	const struct hgc_bench_work *w;
+	size_t i;
+
+	for (i = 0; i < b->work.len; i++) {
+		w = &HGC_VEC_AT(&b->work, struct hgc_bench_work, i);
+		if (w->shape.kind == HGC_BENCH_CONV && w->shape.conv.mb != w->file_mb) {
+			printf("  conv rows run at mb %lld (the shape file says mb %lld)\n",
+			       (long long)w->shape.conv.mb, (long long)w->file_mb);
+			return;
+		}
+	}
+}
+
 /* What was measured with what, and the machine's limit. */
 static void print_intro(struct bench *b)
 {
@@ -340,26 +375,29 @@ static void print_intro(struct bench *b)
 		printf("%c%d", i ? ',' : ' ', b->o.threads[i]);
 	printf("; timing: warm-up, then at least %d runs until %.2f s (at most %d), median\n",
 	       b->o.min_iters, b->o.budget, b->o.max_iters);
+	printf("  load average before the run: %.2f (other processes skew the figures)\n",
+	       loadavg());
 	if (getenv("OPENBLAS_CORETYPE") || getenv("OPENBLAS_L2_SIZE"))
 		printf("  warning: OPENBLAS_CORETYPE or OPENBLAS_L2_SIZE is set: OpenBLAS slows down\n");
 	hgc_bench_peak_measure(p, max_threads(&b->o), b->o.quick ? 0.1 : 0.25);
 	printf("  peak per core: %.1f GFLOP/s fp32 (%s), %.1f GOP/s int8 (%s)\n", p->f32_core,
 	       p->f32_how, p->i8_core, p->i8_how);
-	printf("  peak with %d threads: %.1f GFLOP/s fp32, %.1f GOP/s int8\n", p->all_threads,
-	       p->f32_all, p->i8_all);
+	if (p->all_threads > 1)
+		printf("  peak with %d threads: %.1f GFLOP/s fp32, %.1f GOP/s int8\n",
+		       p->all_threads, p->f32_all, p->i8_all);
 	hgc_diag_init(&d);
 	hgc_bench_omp_threads(b->o.threads[0]);
 	if (hgc_bench_onednn_mlp_create_ms(&cold, &cached, &d) == 0)
 		printf("  oneDNN creation of the 5 primitives of MLP 479-1024-1024-512-256-1 (batch 128,"
-		       " bias+ReLU fused), %d thread(s): %.2f ms cold, %.3f ms cached\n",
+		       " bias+ReLU fused), threads %d: %.2f ms cold, %.3f ms cached\n",
 		       b->o.threads[0], cold, cached);
 	else
 		printf("  oneDNN MLP creation failed:\n%s", hgc_diag_text(&d));
 	hgc_diag_release(&d);
-	printf("  conv rows run at mb %lld (the shape file says 50); GFLOP/s and %%peak come from hgc"
-	       " when measured, else from oneDNN packed;\n  %%peak = GFLOP/s / (per-core peak x"
-	       " threads); hgc/dnnl = best oneDNN ms / hgc ms; '-' = not available\n",
-	       (long long)b->o.conv_mb);
+	conv_note(b);
+	printf("  GFLOP/s and %%peak come from hgc when measured, else from oneDNN packed;"
+	       " %%peak = GFLOP/s / (per-core peak x threads);\n  hgc/dnnl = best oneDNN ms /"
+	       " hgc ms; '-' = not available (reasons at the end)\n");
 }
 
 /* Print the workloads and what they run. */
@@ -386,6 +424,7 @@ static int run_all(struct bench *b)
 		workload(b, &HGC_VEC_AT(&b->work, struct hgc_bench_work, i));
 	for (i = 0; i < b->reasons.len; i++)
 		printf("%s %s\n", i ? "      " : "n/a:", HGC_VEC_AT(&b->reasons, const char *, i));
+	printf("load average after the run: %.2f\n", loadavg());
 	if (b->o.json && write_json(b) < 0)
 		return -1;
 	return b->failed ? -1 : 0;

@@ -33,6 +33,15 @@ char *openblas_get_config(void);
 static cpu_set_t saved;
 static int widened, last_threads;
 
+/* Leave the main thread pinned (--openblas-pinned): shows the pile-up. */
+static int keep_pinned;
+
+/* Ask for OpenBLAS to run on the pinned main thread, as a plain call would. */
+void hgc_bench_openblas_keep_pinned(int on)
+{
+	keep_pinned = on;
+}
+
 /* What one sgemm loop needs. */
 struct ctx {
 	const struct hgc_bench_matmul *mm;
@@ -89,7 +98,7 @@ static void begin(int threads)
 	CPU_ZERO(&all);
 	for (i = 0; i < n && i < CPU_SETSIZE; i++)
 		CPU_SET(i, &all);
-	widened = sched_setaffinity(0, sizeof(all), &all) == 0;
+	widened = !keep_pinned && sched_setaffinity(0, sizeof(all), &all) == 0;
 	openblas_set_num_threads(threads);
 	last_threads = threads;
 }
@@ -111,8 +120,9 @@ const char *hgc_bench_openblas_config(void)
 	static const char *const kind[] = {"sequential", "pthreads", "OpenMP"};
 	int p = openblas_get_parallel();
 
-	snprintf(buf, sizeof(buf), "%s (%s build)", openblas_get_config(),
-		 p >= 0 && p <= 2 ? kind[p] : "unknown");
+	snprintf(buf, sizeof(buf), "%s (%s build; runs %s)", openblas_get_config(),
+		 p >= 0 && p <= 2 ? kind[p] : "unknown",
+		 keep_pinned ? "on the pinned main thread" : "unpinned");
 	return buf;
 }
 
