@@ -677,6 +677,8 @@ static void test_errors_window(void)
 	      "Convolution: output channels 4 are not divisible by groups 3", "conv out channels");
 	FAILS(conv(s, in(HGC_DT_F32, 4, 4, 6, 3, 3), 0), "Convolution: groups must be positive, got 0",
 	      "conv zero groups");
+	FAILS(conv(s, in(HGC_DT_F32, 4, 4, 6, 0, 3), 1),
+	      "Convolution: the kernel must not be empty, got 0x3", "empty kernel");
 	FAILS(conv(in(HGC_DT_F32, 3, 6, 5, 5), in(HGC_DT_F32, 4, 4, 6, 3, 3), 1),
 	      "Convolution: src must be 4-D, got 3-D", "conv rank");
 	o = conv(s, in(HGC_DT_F32, 4, 4, 6, 3, 3), 1);
@@ -772,6 +774,11 @@ static void test_errors_other(void)
 	a_ints(o, "shape", 2, 5, -1);
 	a_bool(o, "special_zero", false);
 	FAILS(o, "StaticReshape: cannot reshape [3,4] into [5,-1]", "reshape -1");
+	o = op(HGC_OP_STATIC_RESHAPE, HGC_DT_UNDEF, 1, f);
+	a_ints(o, "shape", 3, 2000000000, 2000000000, 2000000000);
+	a_bool(o, "special_zero", false);
+	FAILS(o, "StaticReshape: cannot reshape [3,4] into [2000000000,2000000000,2000000000] "
+		 "(too many elements)", "reshape overflow");
 	o = op(HGC_OP_STATIC_RESHAPE, HGC_DT_UNDEF, 1, f);
 	a_ints(o, "shape", 2, -1, -1);
 	a_bool(o, "special_zero", false);

@@ -427,6 +427,13 @@ static void test_interp_direct(void)
 	is_str(msg, "hgc: error: interp: tensor %4 is not plain and dense\n", "with a message");
 	hgc_diag_release(&d);
 	hgc_graph_free(g);
+	g = hgc_graph_new();
+	x = hgc_graph_add_input(g, "big", HGC_DT_F32, 2, (int64_t[]){1 << 20, 1 << 20},
+				HGC_PROP_VARIABLE, NULL);
+	hgc_graph_add_output(g, x);
+	is_int(run(g, ins, outs, msg), -1, "a huge tensor fails");
+	is_str(msg, "hgc: error: interp: tensor %0 is too large\n", "before allocating");
+	hgc_graph_free(g);
 }
 
 int main(int argc, char **argv)

@@ -44,7 +44,7 @@ void hgc_bcast_next(struct hgc_bcast *b)
 	}
 }
 
-/* Elements before and after axis, so that element (o, a, i) is at (o * dims[axis] + a) * inner + i. */
+/* Elements before and after axis: element (o, a, i) is at (o * dims[axis] + a) * inner + i. */
 void hgc_axis_split(const struct hgc_tensor *t, int axis, int64_t *outer, int64_t *inner)
 {
 	*outer = hgc_dims_prod(axis, t->dims);

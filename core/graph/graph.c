@@ -303,14 +303,17 @@ const char *hgc_dims_str(char *buf, int ndims, const int64_t *dims)
 	return buf;
 }
 
-/* Product of dims (1 for none). */
+/* Product of dims (1 for none), INT64_MAX if it overflows. */
 int64_t hgc_dims_prod(int ndims, const int64_t *dims)
 {
 	int64_t n = 1;
 	int i;
 
-	for (i = 0; i < ndims; i++)
+	for (i = 0; i < ndims; i++) {
+		if (dims[i] > 0 && n > INT64_MAX / dims[i])
+			return INT64_MAX;
 		n *= dims[i];
+	}
 	return n;
 }
 

@@ -1,4 +1,4 @@
-/* interp.c: the reference interpreter: every op's naive reference, in graph order, on plain buffers. */
+/* interp.c: the reference interpreter: each op's naive reference in graph order, plain buffers. */
 #include "graph_int.h"
 
 #include <stdlib.h>
@@ -26,7 +26,7 @@ static bool is_dense(const struct hgc_tensor *t)
 	return true;
 }
 
-/* A tensor the interpreter can hold: a valid id, a type, a plain dense layout. */
+/* A tensor the interpreter can hold: a valid id, a type, a plain dense layout, a sane size. */
 static int check_tensor(struct interp *it, const struct hgc_tensor *t, struct hgc_diag *d)
 {
 	if (t->id < 0 || t->id >= it->n)
@@ -35,6 +35,8 @@ static int check_tensor(struct interp *it, const struct hgc_tensor *t, struct hg
 		return hgc_error(d, NULL, "interp: tensor %%%d has no type", t->id);
 	if (!is_dense(t))
 		return hgc_error(d, NULL, "interp: tensor %%%d is not plain and dense", t->id);
+	if (hgc_tensor_nelems(t) > ((int64_t)1 << 38))
+		return hgc_error(d, NULL, "interp: tensor %%%d is too large", t->id);
 	return 0;
 }
 

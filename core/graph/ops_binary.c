@@ -1,4 +1,7 @@
-/* ops_binary.c: BiasAdd and the broadcasting binary ops (Add, Subtract, Multiply, Divide, Maximum, Minimum). */
+/*
+ * ops_binary.c: BiasAdd and the broadcasting binary ops (Add, Subtract,
+ * Multiply, Divide, Maximum, Minimum).
+ */
 #include "graph_int.h"
 
 #include <math.h>
@@ -72,8 +75,14 @@ static double f_sub(double a, double b) { return a - b; }
 static double f_mul(double a, double b) { return a * b; }
 static double f_div(double a, double b) { return a / b; }
 /* Maximum and Minimum propagate NaN, as the vector max/min of compiled code need not. */
-static double f_max(double a, double b) { return isnan(a) || isnan(b) ? NAN : a > b ? a : b; }
-static double f_min(double a, double b) { return isnan(a) || isnan(b) ? NAN : a < b ? a : b; }
+static double f_max(double a, double b)
+{
+	return isnan(a) || isnan(b) ? NAN : a > b ? a : b;
+}
+static double f_min(double a, double b)
+{
+	return isnan(a) || isnan(b) ? NAN : a < b ? a : b;
+}
 
 /* One binary op: its schema, inference and reference. */
 #define BINARY(stem, fn)                                                                  \

@@ -169,7 +169,10 @@ static void store_with_bias(const struct hgc_op *op, const double *acc, const vo
 			      acc[i] + hgc_load_f64(op->in[2]->dtype, bias, it.off[0]));
 }
 
-/* MatMul reference: exact products summed in double (exact for int8), then rounded once. */
+/*
+ * MatMul reference: products summed in double in k order (exact for int8),
+ * then rounded once; the i-k-j loop order reads B rows contiguously.
+ */
 void hgc_op_matmul_ref(const struct hgc_op *op, const void *const *in, void *const *out)
 {
 	const struct hgc_tensor *a = op->in[0], *b = op->in[1], *o = op->out[0];
@@ -194,8 +197,8 @@ void hgc_op_matmul_ref(const struct hgc_op *op, const void *const *in, void *con
 		double *pc = acc + bi * m * n;
 
 		for (i = 0; i < m; i++)
-			for (j = 0; j < n; j++)
-				for (p = 0; p < k; p++)
+			for (p = 0; p < k; p++)
+				for (j = 0; j < n; j++)
 					pc[i * n + j] += pa[i * asr + p * asc] * pb[p * bsr + j * bsc];
 	}
 	store_with_bias(op, acc, op->nin > 2 ? in[2] : NULL, out[0]);
@@ -266,6 +269,9 @@ static int conv_channels(const struct hgc_op *op, const struct conv_layout *s,
 
 	if (g < 1)
 		return hgc_op_error(op, d, "groups must be positive, got %lld", (long long)g);
+	if (w->h < 1 || w->w < 1)
+		return hgc_op_error(op, d, "the kernel must not be empty, got %lldx%lld",
+				    (long long)w->h, (long long)w->w);
 	if (s->c % g)
 		return hgc_op_error(op, d, "src channels %lld are not divisible by groups %lld",
 				    (long long)s->c, (long long)g);

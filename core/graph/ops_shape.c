@@ -122,15 +122,15 @@ int hgc_op_reshape_infer(struct hgc_op *op, struct hgc_diag *d)
 {
 	const struct hgc_tensor *s = op->in[0];
 	char b1[HGC_DIMS_BUF], b2[HGC_DIMS_BUF];
-	int64_t dims[HGC_MAX_DIMS], total = hgc_tensor_nelems(s), known = 1;
+	int64_t dims[HGC_MAX_DIMS], total = hgc_tensor_nelems(s), known;
 	const int64_t *shape;
 	int n, at = -1, i;
 
 	if ((n = reshape_dims(op, dims, &at, d)) < 0)
 		return -1;
-	for (i = 0; i < n; i++)
-		if (i != at)
-			known *= dims[i];
+	if (at >= 0)
+		dims[at] = 1;
+	known = hgc_dims_prod(n, dims);
 	hgc_dims_str(b1, s->ndims, s->dims);
 	i = hgc_op_ints(op, "shape", &shape);
 	hgc_dims_str(b2, i, shape);
@@ -138,9 +138,11 @@ int hgc_op_reshape_infer(struct hgc_op *op, struct hgc_diag *d)
 		return hgc_op_error(op, d, "cannot reshape %s into %s", b1, b2);
 	if (at >= 0)
 		dims[at] = total / known;
+	else if (known == INT64_MAX)
+		return hgc_op_error(op, d, "cannot reshape %s into %s (too many elements)", b1, b2);
 	else if (known != total)
 		return hgc_op_error(op, d, "cannot reshape %s (%lld elements) into %s (%lld elements)",
-				    b1, (long long)total, hgc_dims_str(b2, n, dims), (long long)known);
+				    b1, (long long)total, b2, (long long)known);
 	hgc_op_set_out_shape(op, n, dims);
 	return keep_dtype(op, s->dtype, d);
 }
