@@ -1,0 +1,164 @@
+/*
+ * lower_conv.c: the naive Convolution, the fallback when no template takes
+ * the op: a parallel nest over the output with the sum over the group's
+ * input channels and the kernel window inside (taps in the padding are
+ * skipped), f32 for float inputs and s32 for int8 ones, then the bias.  The
+ * views may slice the batch; everything else must be whole.
+ */
+#include "lower_int.h"
+
+#include <string.h>
+
+/* Positions of the canonical dims in the 4-D views, and the geometry. */
+struct conv {
+	int sn, sc, sh, sw;		/* src and dst: N, C, H, W */
+	int wo, wi, wh, ww;		/* weights: O, I, KH, KW */
+	int64_t ic, ocg;		/* input channels per group, output channels per group */
+	int64_t h, w;			/* input spatial size */
+	struct hgc_win winh, winw;
+	bool ints;
+};
+
+/* Decode formats and geometry (the op passed inference). */
+static void conv_setup(const struct hgc_op *op, struct conv *c)
+{
+	bool nxc = !strcmp(hgc_op_string(op, "data_format"), "NXC");
+	bool xio = !strcmp(hgc_op_string(op, "weights_format"), "XIO");
+	const int64_t *wd = op->in[1]->dims;
+
+	c->sn = 0, c->sc = nxc ? 3 : 1, c->sh = nxc ? 1 : 2, c->sw = nxc ? 2 : 3;
+	c->wo = xio ? 3 : 0, c->wi = xio ? 2 : 1, c->wh = xio ? 0 : 2, c->ww = xio ? 1 : 3;
+	c->ic = wd[c->wi];
+	c->ocg = wd[c->wo] / hgc_op_int(op, "groups");
+	c->h = op->in[0]->dims[c->sh];
+	c->w = op->in[0]->dims[c->sw];
+	if (hgc_win_setup(op, 0, c->h, wd[c->wh], false, &c->winh, NULL) ||
+	    hgc_win_setup(op, 1, c->w, wd[c->ww], false, &c->winw, NULL))
+		hgc_bug("lower: convolution geometry fails after inference");
+	c->ints = op->in[0]->dtype == HGC_DT_U8 || op->in[0]->dtype == HGC_DT_S8;
+}
+
+/* View v must be graph tensor t, but for a slice of dim 0 when batch is set. */
+static int whole(const struct hgc_op *op, const char *what, const struct hgc_lower_view *v,
+		 const struct hgc_tensor *t, bool batch, struct hgc_diag *d)
+{
+	struct hgc_lower_view want = *v;
+
+	want.ndims = t->ndims;
+	memcpy(want.dims, t->dims, sizeof(want.dims));
+	if (batch)
+		want.dims[0] = v->dims[0];
+	return lw_check_same(op, what, v, &want, d);
+}
+
+/* The views: whole but for the batch, which src and dst share. */
+static int conv_check(const struct hgc_op *op, struct hgc_lower_view *const *in,
+		      const struct hgc_lower_view *out, struct hgc_diag *d)
+{
+	if (whole(op, "the src", in[0], op->in[0], true, d) ||
+	    whole(op, "the weights", in[1], op->in[1], false, d) ||
+	    (op->nin > 2 && whole(op, "the bias", in[2], op->in[2], false, d)) ||
+	    whole(op, "the output", out, op->out[0], true, d))
+		return -1;
+	if (in[0]->dims[0] != out->dims[0])
+		return hgc_op_error(op, d, "the src and output views differ in batch");
+	return 0;
+}
+
+/* let name = o * stride + k * dilation - pad_begin */
+static struct hgc_tir_var *tap(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *b,
+			       const char *name, struct hgc_tir_var *o, struct hgc_tir_var *k,
+			       const struct hgc_win *w)
+{
+	struct hgc_tir_expr *e = lw_bin(cx, HGC_TIR_MUL, lw_v(cx, o), lw_i(cx, w->stride));
+
+	e = lw_bin(cx, HGC_TIR_ADD, e, lw_bin(cx, HGC_TIR_MUL, lw_v(cx, k), lw_i(cx, w->dilation)));
+	return lw_let(cx, b, name, lw_bin(cx, HGC_TIR_SUB, e, lw_i(cx, w->pad_begin)));
+}
+
+/* 0 <= ih < H && 0 <= iw < W */
+static struct hgc_tir_expr *inside(struct hgc_lower_ctx *cx, const struct conv *c,
+				   struct hgc_tir_var *ih, struct hgc_tir_var *iw)
+{
+	struct hgc_tir_expr *e[4] = {
+		lw_bin(cx, HGC_TIR_GE, lw_v(cx, ih), lw_i(cx, 0)),
+		lw_bin(cx, HGC_TIR_LT, lw_v(cx, ih), lw_i(cx, c->h)),
+		lw_bin(cx, HGC_TIR_GE, lw_v(cx, iw), lw_i(cx, 0)),
+		lw_bin(cx, HGC_TIR_LT, lw_v(cx, iw), lw_i(cx, c->w)),
+	};
+
+	return lw_bin(cx, HGC_TIR_AND, lw_bin(cx, HGC_TIR_AND, e[0], e[1]),
+		      lw_bin(cx, HGC_TIR_AND, e[2], e[3]));
+}
+
+/* An operand element in the accumulator's type. */
+static struct hgc_tir_expr *operand(struct hgc_lower_ctx *cx, const struct conv *c,
+				    const struct hgc_lower_view *v, struct hgc_tir_expr **idx)
+{
+	struct hgc_tir_expr *x = hgc_lower_view_load(cx, v, idx);
+
+	if (v->dtype == (c->ints ? HGC_DT_S32 : HGC_DT_F32))
+		return x;
+	return lw_cast(cx, c->ints ? HGC_TIR_S32 : HGC_TIR_F32, x);
+}
+
+/* The taps of one output element: for ic, kh, kw inside the input, acc += src * wei. */
+static void conv_taps(struct hgc_lower_ctx *cx, const struct conv *c,
+		      struct hgc_lower_view *const *in, const struct lw_nest *o,
+		      struct hgc_tir_var *acc)
+{
+	struct hgc_tir_var *ic = hgc_tir_var_new(cx->m, "ic", hgc_tir_ty(HGC_TIR_INDEX));
+	struct hgc_tir_var *kh = hgc_tir_var_new(cx->m, "kh", hgc_tir_ty(HGC_TIR_INDEX));
+	struct hgc_tir_var *kw = hgc_tir_var_new(cx->m, "kw", hgc_tir_ty(HGC_TIR_INDEX));
+	struct hgc_tir_expr *si[4], *wi[4], *p;
+	struct hgc_tir_var *ih, *iw, *oc = o->var[c->sc];
+	struct hgc_tir_stmt *b = o->body;
+
+	b = hgc_tir_body(hgc_tir_for(cx->m, b, ic, lw_i(cx, 0), lw_i(cx, c->ic), NULL));
+	b = hgc_tir_body(hgc_tir_for(cx->m, b, kh, lw_i(cx, 0), lw_i(cx, c->winh.kernel), NULL));
+	ih = tap(cx, b, "ih", o->var[c->sh], kh, &c->winh);
+	b = hgc_tir_body(hgc_tir_for(cx->m, b, kw, lw_i(cx, 0), lw_i(cx, c->winw.kernel), NULL));
+	iw = tap(cx, b, "iw", o->var[c->sw], kw, &c->winw);
+	b = hgc_tir_body(hgc_tir_if(cx->m, b, inside(cx, c, ih, iw), false));
+	si[c->sn] = lw_v(cx, o->var[c->sn]);
+	si[c->sc] = lw_bin(cx, HGC_TIR_ADD, lw_bin(cx, HGC_TIR_MUL,
+		lw_bin(cx, HGC_TIR_DIV, lw_v(cx, oc), lw_i(cx, c->ocg)), lw_i(cx, c->ic)),
+		lw_v(cx, ic));
+	si[c->sh] = lw_v(cx, ih);
+	si[c->sw] = lw_v(cx, iw);
+	wi[c->wo] = lw_v(cx, oc);
+	wi[c->wi] = lw_v(cx, ic);
+	wi[c->wh] = lw_v(cx, kh);
+	wi[c->ww] = lw_v(cx, kw);
+	p = lw_bin(cx, HGC_TIR_MUL, operand(cx, c, in[0], si), operand(cx, c, in[1], wi));
+	hgc_tir_assign(cx->m, b, acc, lw_bin(cx, HGC_TIR_ADD, lw_v(cx, acc), p));
+}
+
+/* Convolution: direct sliding windows over groups, plus the bias. */
+int hgc_lower_conv(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct hgc_tir_stmt *block,
+		   struct hgc_lower_view *const *in, struct hgc_lower_view *out,
+		   struct hgc_diag *d)
+{
+	struct hgc_tir_expr *idx[4], *v;
+	struct hgc_tir_var *acc;
+	enum lw_kind kind;
+	struct lw_nest o;
+	struct conv c;
+
+	conv_setup(op, &c);
+	if (conv_check(op, in, out, d))
+		return -1;
+	lw_loops(cx, block, 4, out->dims, 4, cx->parallel_min, &o);
+	acc = lw_mut(cx, o.body, "acc", c.ints ? hgc_tir_int(cx->m, HGC_TIR_S32, 0) : lw_f(cx, 0));
+	conv_taps(cx, &c, in, &o, acc);
+	kind = c.ints && (op->nin < 3 || in[2]->dtype == HGC_DT_S32) ? LW_INT : LW_F32;
+	v = kind == LW_INT ? lw_cast(cx, HGC_TIR_INDEX, lw_v(cx, acc))
+			   : c.ints ? lw_cast(cx, HGC_TIR_F32, lw_v(cx, acc)) : lw_v(cx, acc);
+	if (op->nin > 2) {
+		idx[0] = lw_v(cx, o.var[c.sc]);
+		v = lw_bin(cx, HGC_TIR_ADD, v, lw_load(cx, in[2], idx, kind));
+	}
+	lw_index(cx, &o, idx);
+	lw_store(cx, out, o.body, idx, v, kind);
+	return 0;
+}

@@ -1,0 +1,182 @@
+/*
+ * lower_reduce.c: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd,
+ * ReduceL1 and ReduceL2.  One accumulator per output element, folded over
+ * the reduced dims in increasing order (the interpreter's order).  Integers
+ * accumulate exactly in index (a product saturates at 2^40 on the way, far
+ * beyond every integer type, so the final saturation is the interpreter's).
+ */
+#include "lower_int.h"
+
+#include <math.h>
+
+#define PROD_CAP ((int64_t)1 << 40)
+
+/* What one reduction kind needs. */
+struct red {
+	const struct hgc_op *op;
+	enum lw_kind kind;
+	bool mask[HGC_MAX_DIMS];	/* reduced dims of the input view */
+	int64_t count;			/* elements per output */
+};
+
+/* The accumulator's first value. */
+static struct hgc_tir_expr *red_init(struct hgc_lower_ctx *cx, const struct red *r,
+				     enum hgc_dtype dt)
+{
+	int64_t lo = 0, hi = 0;
+	bool is_int = r->kind == LW_INT;
+
+	if (is_int && (r->op->kind == HGC_OP_REDUCE_MAX || r->op->kind == HGC_OP_REDUCE_MIN))
+		lw_int_range(dt, &lo, &hi);
+	switch (r->op->kind) {
+	case HGC_OP_REDUCE_MAX: return is_int ? lw_i(cx, lo) : lw_f(cx, -INFINITY);
+	case HGC_OP_REDUCE_MIN: return is_int ? lw_i(cx, hi) : lw_f(cx, INFINITY);
+	case HGC_OP_REDUCE_PROD: return is_int ? lw_i(cx, 1) : lw_f(cx, 1);
+	default: return is_int ? lw_i(cx, 0) : lw_f(cx, 0);
+	}
+}
+
+/* max/min fold: on f32 a NaN accumulator stays, a NaN element is taken. */
+static struct hgc_tir_expr *fold_minmax(struct hgc_lower_ctx *cx, const struct red *r,
+					struct hgc_tir_var *acc, struct hgc_tir_var *x)
+{
+	enum hgc_tir_binop cmp = r->op->kind == HGC_OP_REDUCE_MAX ? HGC_TIR_GT : HGC_TIR_LT;
+	struct hgc_tir_expr *take = lw_bin(cx, cmp, lw_v(cx, x), lw_v(cx, acc));
+
+	if (r->kind == LW_INT)
+		return lw_sel(cx, take, lw_v(cx, x), lw_v(cx, acc));
+	take = lw_bin(cx, HGC_TIR_OR, take, lw_isnan(cx, x));
+	return lw_sel(cx, lw_isnan(cx, acc), lw_v(cx, acc),
+		      lw_sel(cx, take, lw_v(cx, x), lw_v(cx, acc)));
+}
+
+/* |x| on the compute kind. */
+static struct hgc_tir_expr *absval(struct hgc_lower_ctx *cx, const struct red *r,
+				   struct hgc_tir_var *x)
+{
+	if (r->kind != LW_INT)
+		return lw_call1(cx, HGC_TIR_I_ABS, lw_v(cx, x));
+	return lw_sel(cx, lw_bin(cx, HGC_TIR_LT, lw_v(cx, x), lw_i(cx, 0)),
+		      hgc_tir_unary(cx->m, HGC_TIR_NEG, lw_v(cx, x)), lw_v(cx, x));
+}
+
+/* acc folded with x. */
+static struct hgc_tir_expr *red_fold(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *b,
+				     const struct red *r, struct hgc_tir_var *acc,
+				     struct hgc_tir_var *x)
+{
+	struct hgc_tir_expr *p;
+
+	switch (r->op->kind) {
+	case HGC_OP_REDUCE_MAX:
+	case HGC_OP_REDUCE_MIN:
+		return fold_minmax(cx, r, acc, x);
+	case HGC_OP_REDUCE_PROD:
+		p = lw_bin(cx, HGC_TIR_MUL, lw_v(cx, acc), lw_v(cx, x));
+		return r->kind == LW_INT ? lw_clamp_int(cx, b, p, -PROD_CAP, PROD_CAP) : p;
+	case HGC_OP_REDUCE_L1:
+		return lw_bin(cx, HGC_TIR_ADD, lw_v(cx, acc), absval(cx, r, x));
+	case HGC_OP_REDUCE_L2:
+		return lw_bin(cx, HGC_TIR_ADD, lw_v(cx, acc),
+			      lw_bin(cx, HGC_TIR_MUL, lw_v(cx, x), lw_v(cx, x)));
+	default:
+		return lw_bin(cx, HGC_TIR_ADD, lw_v(cx, acc), lw_v(cx, x));
+	}
+}
+
+/* The output value from the accumulator: the mean divides, L2 takes the root. */
+static struct hgc_tir_expr *red_final(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *b,
+				      const struct red *r, struct hgc_tir_var *acc,
+				      enum hgc_dtype dt)
+{
+	int64_t lo, hi;
+
+	if (r->op->kind == HGC_OP_REDUCE_L2)
+		return lw_call1(cx, HGC_TIR_I_SQRT, lw_v(cx, acc));
+	if (r->op->kind != HGC_OP_REDUCE_MEAN)
+		return lw_v(cx, acc);
+	if (r->kind == LW_F32)
+		return lw_bin(cx, HGC_TIR_DIV, lw_v(cx, acc), lw_f(cx, (double)r->count));
+	lw_int_range(dt, &lo, &hi);
+	return lw_div_int(cx, b, lw_v(cx, acc), lw_i(cx, r->count), lo, hi);
+}
+
+/* Mark the reduced dims and check the views: reduced dims whole, the output the
+   input without them (or with extent 1 under keep_dims). */
+static int red_check(const struct hgc_op *op, struct red *r, const struct hgc_lower_view *in,
+		     const struct hgc_lower_view *out, struct hgc_diag *d)
+{
+	struct hgc_lower_view want = *out;
+	const int64_t *axes;
+	bool keep = hgc_op_bool(op, "keep_dims");
+	int n = hgc_op_ints(op, "axes", &axes), i, a;
+
+	if (in->ndims != op->in[0]->ndims)
+		return hgc_op_error(op, d, "the input view has %d dims, not %d", in->ndims,
+				    op->in[0]->ndims);
+	for (i = 0; i < n; i++)
+		if (!hgc_norm_axis(axes[i], in->ndims, &a))
+			r->mask[a] = true;
+	r->count = 1;
+	want.ndims = 0;
+	for (i = 0; i < in->ndims; i++) {
+		if (r->mask[i] && lw_check_whole(op, "reduced", in, op->in[0], i, d))
+			return -1;
+		r->count *= r->mask[i] ? in->dims[i] : 1;
+		if (!r->mask[i] || keep)
+			want.dims[want.ndims++] = r->mask[i] ? 1 : in->dims[i];
+	}
+	return lw_check_same(op, "the output", out, &want, d);
+}
+
+/* Indices of the element: the outer nest's for kept dims, the inner one's for reduced. */
+static void red_index(struct hgc_lower_ctx *cx, const struct red *r, const struct lw_nest *outer,
+		      const struct lw_nest *inner, struct hgc_tir_expr **idx)
+{
+	int i;
+
+	for (i = 0; i < outer->n; i++)
+		idx[i] = lw_v(cx, r->mask[i] ? inner->var[i] : outer->var[i]);
+}
+
+/* Output indices: kept dims, plus 0 for reduced ones under keep_dims. */
+static void out_index(struct hgc_lower_ctx *cx, const struct red *r, const struct lw_nest *outer,
+		      bool keep, struct hgc_tir_expr **idx)
+{
+	int i, k = 0;
+
+	for (i = 0; i < outer->n; i++)
+		if (!r->mask[i] || keep)
+			idx[k++] = r->mask[i] ? lw_i(cx, 0) : lw_v(cx, outer->var[i]);
+}
+
+/* Every reduction. */
+int hgc_lower_reduce(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct hgc_tir_stmt *block,
+		     struct hgc_lower_view *const *in, struct hgc_lower_view *out,
+		     struct hgc_diag *d)
+{
+	const struct hgc_lower_view *src = in[0];
+	struct red r = { .op = op };
+	int64_t odims[HGC_MAX_DIMS], rdims[HGC_MAX_DIMS];
+	struct hgc_tir_expr *idx[HGC_MAX_DIMS];
+	struct hgc_tir_var *acc, *x;
+	struct lw_nest outer, inner;
+	int i;
+
+	if (red_check(op, &r, src, out, d))
+		return -1;
+	r.kind = lw_kind_of(in, 1, op->kind != HGC_OP_REDUCE_L2);
+	for (i = 0; i < src->ndims; i++) {
+		odims[i] = r.mask[i] ? 1 : src->dims[i];
+		rdims[i] = r.mask[i] ? src->dims[i] : 1;
+	}
+	lw_loops(cx, block, src->ndims, odims, src->ndims, lw_prod(src->ndims, src->dims), &outer);
+	acc = lw_mut(cx, outer.body, "acc", red_init(cx, &r, out->dtype));
+	lw_loops(cx, outer.body, src->ndims, rdims, 0, 0, &inner);
+	red_index(cx, &r, &outer, &inner, idx);
+	x = lw_let(cx, inner.body, "x", lw_load(cx, src, idx, r.kind));
+	hgc_tir_assign(cx->m, inner.body, acc, red_fold(cx, inner.body, &r, acc, x));
+	out_index(cx, &r, &outer, hgc_op_bool(op, "keep_dims"), idx);
+	lw_store(cx, out, outer.body, idx, red_final(cx, outer.body, &r, acc, out->dtype), r.kind);
+	return 0;
+}
