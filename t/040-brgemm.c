@@ -1,0 +1,263 @@
+/*
+ * 040-brgemm: every brgemm kernel at every ISA this CPU has (forced with
+ * hgc_rt_set_isa) against a naive reference on 128 shapes each, through
+ * the address-array and stride entry points; int8 extremes; empty calls;
+ * broken contracts; HGC_ISA and its clamping.
+ */
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "t/tap.h"
+#include "t/brgemm_check.h"
+
+static const char *const kind_name[HGC_RT_NKIND] = {"f32", "u8s8s32", "bf16"};
+
+/* The shape sweep of each kind at the ISA in use. */
+static void test_sweep(const char *isa)
+{
+	static const enum form forms[] = {FORM_ARRAY, FORM_STRD};
+	char err[400] = "";
+	int k, fails;
+
+	for (k = 0; k < HGC_RT_NKIND; k++) {
+		fails = sweep((enum hgc_rt_kind)k, forms, 2, NULL, 0, 1, err, sizeof(err));
+		if (!ok(fails == 0, "%s %s (%s): 128 shapes, bs 1-4, beta 0/1, both forms", isa,
+			kind_name[k], hgc_rt_kernel_name((enum hgc_rt_kind)k)))
+			diag("%d failed; first: %s", fails, err);
+	}
+}
+
+/* u8 255 times s8 -128 and 127 over K = 1024 and bs = 4, twice (beta 0 then 1): exact s32. */
+static void test_int8_extremes(const char *isa)
+{
+	enum { M = 13, N = 17, K = 1024, BS = 4, LDC = N + 3 };
+	uint8_t *A = malloc((size_t)M * K * BS);
+	int8_t *B = malloc((size_t)K * N * BS);
+	int32_t C[M * LDC];
+	int64_t m, n, k, bad = 0;
+
+	memset(A, 255, (size_t)M * K * BS);
+	for (k = 0; k < (int64_t)K * N * BS; k++)
+		B[k] = (k / 4) % N % 2 ? 127 : -128;	/* packed: column n at k/4 mod N */
+	hgc_brgemm_u8s8s32_strd(A, B, C, BS, M * K, K * N, M, N, K, K, 4 * N, LDC, 0);
+	for (m = 0; m < M; m++)
+		for (n = 0; n < N; n++)
+			bad += C[m * LDC + n] != 255 * (n % 2 ? 127 : -128) * K * BS;
+	hgc_brgemm_u8s8s32_strd(A, B, C, BS, M * K, K * N, M, N, K, K, 4 * N, LDC, 1);
+	for (m = 0; m < M; m++)
+		for (n = 0; n < N; n++)
+			bad += C[m * LDC + n] != 2 * 255 * (n % 2 ? 127 : -128) * K * BS;
+	if (!ok(bad == 0, "%s u8s8s32: 255 x -128 / 127 over K=1024, bs=4 is exact (%d)", isa,
+		-255 * 128 * K * BS))
+		diag("%lld wrong, C[0][0] = %d", (long long)bad, C[0]);
+	free(A);
+	free(B);
+}
+
+/* Batches longer than the stride forms' address chunk, and arrays of the same length. */
+static void test_long_batch(const char *isa)
+{
+	char err[200] = "";
+	int k, beta, fails = 0;
+
+	for (k = 0; k < HGC_RT_NKIND; k++)
+		for (beta = 0; beta < 2; beta++) {
+			struct bcase c = {(enum hgc_rt_kind)k, 7, 19, 8, 37, beta, 1, FORM_STRD,
+					  (uint32_t)(77 + k + beta)};
+
+			fails += run_case(&c, NULL, err, sizeof(err)) != 0;
+			c.bs = 70;
+			c.form = FORM_ARRAY;
+			fails += run_case(&c, NULL, err, sizeof(err)) != 0;
+		}
+	if (!ok(fails == 0, "%s: bs 37 strided and 70 in arrays, every kind, beta 0/1", isa))
+		diag("%s", err);
+}
+
+/* M or N zero touches nothing; bs or K zero gives beta * C. */
+static void test_empty(void)
+{
+	float C[6] = {1, 2, 3, 4, 5, 6}, A[1] = {1}, B[1] = {1};
+	const float *pa[1] = {A}, *pb[1] = {B};
+	int32_t Ci[4] = {7, 7, 7, 7};
+
+	hgc_brgemm_f32(pa, pb, C, 1, 0, 2, 1, 1, 2, 3, 0);
+	hgc_brgemm_f32(pa, pb, C, 1, 2, 0, 1, 1, 2, 3, 0);
+	ok(C[0] == 1 && C[5] == 6, "M or N of 0 leaves C alone");
+	hgc_brgemm_f32(pa, pb, C, 0, 2, 2, 1, 1, 2, 3, 1);
+	ok(C[0] == 1 && C[4] == 5, "bs 0, beta 1 leaves C alone");
+	hgc_brgemm_f32_strd(A, B, C, 1, 0, 0, 2, 2, 0, 1, 2, 3, 0);
+	ok(C[0] == 0 && C[1] == 0 && C[2] == 3 && C[3] == 0 && C[4] == 0 && C[5] == 6,
+	   "K 0, beta 0 zeroes C and not its row gaps");
+	hgc_brgemm_u8s8s32_strd(NULL, NULL, Ci, 0, 0, 0, 2, 1, 4, 4, 4, 2, 0);
+	ok(Ci[0] == 0 && Ci[1] == 7 && Ci[2] == 0 && Ci[3] == 7, "int8 bs 0, beta 0 zeroes C");
+}
+
+/* Run f in a child with stderr captured; 1 when it died of SIGABRT saying want. */
+static int dies_saying(void (*f)(void), const char *want)
+{
+	int fd[2], status;
+	char buf[512] = "";
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe(fd))
+		return 0;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		dup2(fd[1], 2);
+		close(fd[0]);
+		f();
+		_exit(0);
+	}
+	close(fd[1]);
+	n = read(fd[0], buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = 0;
+	close(fd[0]);
+	waitpid(pid, &status, 0);
+	if (!strstr(buf, want))
+		diag("stderr: %s", buf);
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT && strstr(buf, want);
+}
+
+/* int8 with K not a multiple of 4. */
+static void bad_k_int8(void)
+{
+	uint8_t A[8] = {0};
+	int8_t B[8] = {0};
+	int32_t C[1];
+
+	hgc_brgemm_u8s8s32_strd(A, B, C, 1, 0, 0, 1, 1, 6, 8, 4, 1, 0);
+}
+
+/* bf16 with K odd. */
+static void bad_k_bf16(void)
+{
+	uint16_t A[4] = {0}, B[4] = {0};
+	float C[1];
+
+	hgc_brgemm_bf16_strd(A, B, C, 1, 0, 0, 1, 1, 3, 4, 2, 1, 0);
+}
+
+/* f32 with beta 2. */
+static void bad_beta(void)
+{
+	float A[1] = {0}, B[1] = {0}, C[1] = {0};
+
+	hgc_brgemm_f32_strd(A, B, C, 1, 0, 0, 1, 1, 1, 1, 1, 1, 2);
+}
+
+/* Broken contracts stop the program with a message. */
+static void test_contract(void)
+{
+	ok(dies_saying(bad_k_int8, "brgemm u8s8s32: K must be a multiple of the packing (pad with zeros), got 6"),
+	   "int8 K=6 aborts with a message");
+	ok(dies_saying(bad_k_bf16, "brgemm bf16: K must be a multiple"), "bf16 K=3 aborts");
+	ok(dies_saying(bad_beta, "brgemm f32: beta must be 0 or 1, got 2"), "beta 2 aborts");
+}
+
+/* hgc_rt_isa_choose: names, clamping and its warnings. */
+static void test_choose(void)
+{
+	char buf[256];
+	FILE *f = tmpfile();
+	size_t n;
+
+	is_int(hgc_rt_isa_choose(NULL, HGC_ISA_AVX2, f), HGC_ISA_AVX2, "unset HGC_ISA: the best");
+	is_int(hgc_rt_isa_choose("", HGC_ISA_AVX512, f), HGC_ISA_AVX512, "empty HGC_ISA: the best");
+	is_int(hgc_rt_isa_choose("generic", HGC_ISA_AVX512, f), HGC_ISA_GENERIC, "generic forced");
+	is_int(hgc_rt_isa_choose("avx2", HGC_ISA_AVX512, f), HGC_ISA_AVX2, "avx2 forced");
+	is_int(ftell(f), 0, "no warning when the CPU has the ISA");
+	is_int(hgc_rt_isa_choose("avx512", HGC_ISA_AVX2, f), HGC_ISA_AVX2, "avx512 clamped to avx2");
+	is_int(hgc_rt_isa_choose("sse9", HGC_ISA_GENERIC, f), HGC_ISA_GENERIC, "unknown: the best");
+	rewind(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	is_str(buf,
+	       "hgc: warning: HGC_ISA=avx512 is not supported by this CPU, using avx2\n"
+	       "hgc: warning: unknown HGC_ISA 'sse9' (want avx512, avx2 or generic), using generic\n",
+	       "clamping and unknown names are reported");
+	fclose(f);
+	is_str(hgc_rt_isa_name(HGC_ISA_AVX512), "avx512", "isa names");
+	is_str(hgc_rt_isa_name((enum hgc_isa)7), "unknown", "out-of-range isa name");
+}
+
+/* Run this test binary with HGC_ISA=env --print-isa; its output. */
+static void child_isa(const char *env, char *out, size_t n)
+{
+	char cmd[4200], self[4096];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	FILE *p;
+	size_t got;
+
+	self[len > 0 ? len : 0] = 0;
+	snprintf(cmd, sizeof(cmd), "HGC_ISA=%s '%s' --print-isa 2>&1", env, self);
+	fflush(stdout);
+	p = popen(cmd, "r");
+	got = p ? fread(out, 1, n - 1, p) : 0;
+	out[got] = 0;
+	if (p)
+		pclose(p);
+}
+
+/* HGC_ISA read once at start-up, clamped with one warning however many calls follow. */
+static void test_env(enum hgc_isa best)
+{
+	char out[512], want[256];
+
+	child_isa("generic", out, sizeof(out));
+	is_str(out, "generic generic\n", "HGC_ISA=generic runs the generic kernels");
+	child_isa("avx512", out, sizeof(out));
+	if (best == HGC_ISA_AVX512)
+		snprintf(want, sizeof(want), "avx512 avx512\n");
+	else
+		snprintf(want, sizeof(want),
+			 "hgc: warning: HGC_ISA=avx512 is not supported by this CPU, using %s\n%s %s\n",
+			 hgc_rt_isa_name(best), hgc_rt_isa_name(best), hgc_rt_isa_name(best));
+	is_str(out, want, "HGC_ISA=avx512: used or clamped with one warning");
+}
+
+/* --print-isa: print the ISA and the f32 kernel after a few calls, for test_env. */
+static int print_isa(void)
+{
+	float A[4] = {1, 2, 3, 4}, B[4] = {1, 1, 1, 1}, C[4];
+
+	hgc_rt_isa();
+	hgc_brgemm_f32_strd(A, B, C, 1, 0, 0, 2, 2, 2, 2, 2, 2, 0);
+	hgc_brgemm_f32_strd(A, B, C, 1, 0, 0, 2, 2, 2, 2, 2, 2, 0);
+	printf("%s %s\n", hgc_rt_isa_name(hgc_rt_isa()), hgc_rt_kernel_name(HGC_RT_F32));
+	return C[0] == 3 && C[3] == 7 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	enum hgc_isa best, isa;
+
+	if (argc > 1 && !strcmp(argv[1], "--print-isa"))
+		return print_isa();
+	best = hgc_rt_best_isa(hgc_rt_cpu());
+	diag("CPU: best ISA %s, avx512-vnni %d, avx512-bf16 %d", hgc_rt_isa_name(best),
+	     hgc_rt_cpu()->avx512_vnni, hgc_rt_cpu()->avx512_bf16);
+	for (isa = HGC_ISA_GENERIC; isa <= HGC_ISA_AVX512; isa++) {
+		const char *name = hgc_rt_isa_name(isa);
+
+		if (isa > best) {
+			is_int(hgc_rt_set_isa(isa), best, "%s: set_isa clamps to %s", name,
+			       hgc_rt_isa_name(best));
+			ok(1, "%s # SKIP this CPU lacks it (t/041 runs its tiles emulated)", name);
+			continue;
+		}
+		is_int(hgc_rt_set_isa(isa), isa, "%s: set_isa", name);
+		test_sweep(name);
+		test_int8_extremes(name);
+		test_long_batch(name);
+	}
+	hgc_rt_set_isa(best);
+	test_empty();
+	test_contract();
+	test_choose();
+	test_env(best);
+	return done_testing();
+}
