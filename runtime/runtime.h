@@ -51,4 +51,13 @@ void hgc_brgemm_bf16_strd(const uint16_t *A, const uint16_t *B, float *C, int64_
 			  int64_t stride_a, int64_t stride_b, int64_t M, int64_t N, int64_t K,
 			  int64_t lda, int64_t ldb, int64_t ldc, int beta);
 
+/* parallel.c: what compiled code calls around the kernels. */
+/* The outlined body of a parallel for: iteration i, its captured values in ctx. */
+typedef void hgc_rt_body_fn(void *ctx, int64_t i);
+/* body(ctx, i) for i in [0, n) on the caller's OpenMP team, schedule(static). */
+void hgc_rt_parallel_for(hgc_rt_body_fn *body, void *ctx, int64_t n);
+/* 64-byte aligned scratch memory (size rounded up to 64 bytes), and its release. */
+void *hgc_rt_scratch_alloc(int64_t bytes);
+void hgc_rt_scratch_free(void *p);
+
 #endif

@@ -1,0 +1,205 @@
+/*
+ * llvm_intrin.c: Tensor IR intrinsics.  brgemm and brgemm_strd call the
+ * runtime's hgc_brgemm_{f32,u8s8s32,bf16}[_strd] chosen by A's element type,
+ * with the IR's element strides turned into the runtime's byte strides and
+ * "accumulate" into beta, as the C backend does; fill is a loop LLVM turns
+ * into memset when it can; copy and copy2d are memmoves.  Math goes to LLVM
+ * intrinsics (round is nearbyint: halves to even, like the C backend) or to
+ * libm (tanhf, erff, one lane at a time for vectors); thread queries go to
+ * OpenMP.
+ */
+#include "llvm_int.h"
+
+#include <string.h>
+
+/* Call an overloaded LLVM intrinsic by name. */
+LLVMValueRef hgc_llvm_call_intrinsic(struct hgc_llvm_gen *g, const char *name, LLVMTypeRef *ov,
+				     int nov, LLVMValueRef *args, int n)
+{
+	unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+	LLVMValueRef fn;
+
+	if (!id) {
+		hgc_llvm_err(g, "LLVM has no intrinsic %s", name);
+		return LLVMGetUndef(ov[0]);
+	}
+	fn = LLVMGetIntrinsicDeclaration(g->mod, id, ov, (size_t)nov);
+	return LLVMBuildCall2(g->b, LLVMIntrinsicGetType(g->ctx, id, ov, (size_t)nov), fn, args,
+			      (unsigned)n, "");
+}
+
+/* brgemm(A, B, C, bs, M, N, K, lda, ldb, ldc, acc) and brgemm_strd(A, B, C, bs,
+   stride_a, stride_b, M, N, K, lda, ldb, ldc, acc). */
+static LLVMValueRef brgemm(struct hgc_llvm_gen *g, const struct hgc_tir_expr *e)
+{
+	static const char *const names[2][3] = {
+		{ "hgc_brgemm_f32", "hgc_brgemm_u8s8s32", "hgc_brgemm_bf16" },
+		{ "hgc_brgemm_f32_strd", "hgc_brgemm_u8s8s32_strd", "hgc_brgemm_bf16_strd" },
+	};
+	enum hgc_tir_kind ka = (enum hgc_tir_kind)e->ops[0]->type.kind;
+	bool strd = e->op == HGC_TIR_I_BRGEMM_STRD;
+	LLVMValueRef args[13];
+	LLVMTypeRef types[13];
+	int i, k = ka == HGC_TIR_U8 ? 1 : ka == HGC_TIR_BF16 ? 2 : 0, size;
+
+	for (i = 0; i < e->nops && i < 13; i++) {
+		args[i] = hgc_llvm_expr(g, e->ops[i]);
+		if (i < 3) {
+			args[i] = LLVMBuildBitCast(g->b, args[i], g->t.i8p, "");
+		} else if (i == e->nops - 1) {
+			args[i] = LLVMBuildZExt(g->b, args[i], g->t.i32, "");
+		} else if (strd && (i == 4 || i == 5)) {
+			size = hgc_tir_kind_size((enum hgc_tir_kind)e->ops[i - 4]->type.kind);
+			args[i] = LLVMBuildNSWMul(g->b, args[i], LLVMConstInt(g->t.i64, size, 0), "");
+		}
+		types[i] = LLVMTypeOf(args[i]);
+	}
+	return hgc_llvm_call_extern(g, names[strd][k], g->t.v, types, args, i);
+}
+
+/* The element type behind pointer operand i of e. */
+static struct hgc_tir_type pointee(const struct hgc_tir_expr *e, int i)
+{
+	struct hgc_tir_type t = e->ops[i]->type;
+
+	t.ptr--;
+	return t;
+}
+
+/* fill(dst, value, n): dst[i] = value for i in [0, n). */
+static void fill(struct hgc_llvm_gen *g, const struct hgc_tir_expr *e)
+{
+	struct hgc_tir_type elem = pointee(e, 0);
+	LLVMValueRef d = hgc_llvm_expr(g, e->ops[0]);
+	LLVMValueRef v = hgc_llvm_to_mem(g, hgc_llvm_expr(g, e->ops[1]), elem);
+	LLVMValueRef p, st;
+	struct hgc_llvm_loop l;
+
+	hgc_llvm_loop_open(g, &l, hgc_llvm_expr(g, e->ops[2]));
+	p = LLVMBuildInBoundsGEP2(g->b, hgc_llvm_mem_type(g, elem), d, &l.i, 1, "");
+	st = LLVMBuildStore(g->b, v, p);
+	LLVMSetAlignment(st, (unsigned)hgc_llvm_elem_size(elem));
+	hgc_llvm_loop_close(g, &l);
+}
+
+/* memmove of n elements of elem. */
+static void move(struct hgc_llvm_gen *g, struct hgc_tir_type elem, LLVMValueRef d,
+		 LLVMValueRef s, LLVMValueRef n)
+{
+	int size = hgc_llvm_elem_size(elem);
+	LLVMValueRef bytes = LLVMBuildNSWMul(g->b, n, LLVMConstInt(g->t.i64, size, 0), "");
+
+	LLVMBuildMemMove(g->b, d, (unsigned)size, s, (unsigned)size, bytes);
+}
+
+/* copy(dst, src, n) and copy2d(dst, src, rows, cols, ldd, lds). */
+static void copy(struct hgc_llvm_gen *g, const struct hgc_tir_expr *e)
+{
+	struct hgc_tir_type elem = pointee(e, 0);
+	LLVMTypeRef ty = hgc_llvm_mem_type(g, elem);
+	LLVMValueRef d = hgc_llvm_expr(g, e->ops[0]), s = hgc_llvm_expr(g, e->ops[1]);
+	LLVMValueRef cols, ldd, lds, off;
+	struct hgc_llvm_loop l;
+
+	if (e->op == HGC_TIR_I_COPY) {
+		move(g, elem, d, s, hgc_llvm_expr(g, e->ops[2]));
+		return;
+	}
+	cols = hgc_llvm_expr(g, e->ops[3]);
+	ldd = hgc_llvm_expr(g, e->ops[4]);
+	lds = hgc_llvm_expr(g, e->ops[5]);
+	hgc_llvm_loop_open(g, &l, hgc_llvm_expr(g, e->ops[2]));
+	off = LLVMBuildNSWMul(g->b, l.i, ldd, "");
+	d = LLVMBuildInBoundsGEP2(g->b, ty, d, &off, 1, "");
+	off = LLVMBuildNSWMul(g->b, l.i, lds, "");
+	s = LLVMBuildInBoundsGEP2(g->b, ty, s, &off, 1, "");
+	move(g, elem, d, s, cols);
+	hgc_llvm_loop_close(g, &l);
+}
+
+/* A float -> float libm function, lane by lane for vectors. */
+static LLVMValueRef libm(struct hgc_llvm_gen *g, const char *name, LLVMValueRef v, int lanes)
+{
+	LLVMValueRef r, x, idx;
+	int i;
+
+	if (lanes <= 1)
+		return hgc_llvm_call_extern(g, name, g->t.f32, &g->t.f32, &v, 1);
+	r = LLVMGetUndef(LLVMTypeOf(v));
+	for (i = 0; i < lanes; i++) {
+		idx = LLVMConstInt(g->t.i32, (unsigned)i, 0);
+		x = LLVMBuildExtractElement(g->b, v, idx, "");
+		x = hgc_llvm_call_extern(g, name, g->t.f32, &g->t.f32, &x, 1);
+		r = LLVMBuildInsertElement(g->b, r, x, idx, "");
+	}
+	return r;
+}
+
+/* |a| of an integer: a < 0 ? -a : a. */
+static LLVMValueRef int_abs(struct hgc_llvm_gen *g, LLVMValueRef a, struct hgc_tir_type t)
+{
+	LLVMValueRef neg;
+
+	if (!hgc_llvm_signed(t.kind))
+		return a;
+	neg = LLVMBuildICmp(g->b, LLVMIntSLT, a, LLVMConstNull(LLVMTypeOf(a)), "");
+	return LLVMBuildSelect(g->b, neg, LLVMBuildNeg(g->b, a, ""), a, "");
+}
+
+/* exp log sqrt tanh erf abs floor round pow. */
+static LLVMValueRef math(struct hgc_llvm_gen *g, const struct hgc_tir_expr *e)
+{
+	static const char *const fns[HGC_TIR_INTRIN_COUNT] = {
+		[HGC_TIR_I_EXP] = "llvm.exp", [HGC_TIR_I_LOG] = "llvm.log",
+		[HGC_TIR_I_SQRT] = "llvm.sqrt", [HGC_TIR_I_ABS] = "llvm.fabs",
+		[HGC_TIR_I_FLOOR] = "llvm.floor", [HGC_TIR_I_ROUND] = "llvm.nearbyint",
+		[HGC_TIR_I_POW] = "llvm.pow",
+	};
+	LLVMValueRef a[2];
+	LLVMTypeRef ty;
+	int i;
+
+	for (i = 0; i < e->nops && i < 2; i++)
+		a[i] = hgc_llvm_expr(g, e->ops[i]);
+	ty = LLVMTypeOf(a[0]);
+	if (e->op == HGC_TIR_I_ABS && e->type.kind != HGC_TIR_F32)
+		return int_abs(g, a[0], e->type);
+	if (e->op == HGC_TIR_I_TANH || e->op == HGC_TIR_I_ERF)
+		return libm(g, e->op == HGC_TIR_I_TANH ? "tanhf" : "erff", a[0], e->type.lanes);
+	return hgc_llvm_call_intrinsic(g, fns[e->op], &ty, 1, a, e->nops);
+}
+
+/* thread_id() and num_threads() as OpenMP reports them, widened to index. */
+static LLVMValueRef thread_query(struct hgc_llvm_gen *g, const struct hgc_tir_expr *e)
+{
+	const char *name = e->op == HGC_TIR_I_THREAD_ID ? "omp_get_thread_num"
+							: "omp_get_num_threads";
+	LLVMValueRef r = hgc_llvm_call_extern(g, name, g->t.i32, NULL, NULL, 0);
+
+	return LLVMBuildSExt(g->b, r, g->t.i64, "");
+}
+
+/* An intrinsic: a value for math and thread queries, a call statement for the rest. */
+LLVMValueRef hgc_llvm_intrin(struct hgc_llvm_gen *g, const struct hgc_tir_expr *e)
+{
+	switch (e->op) {
+	case HGC_TIR_I_BRGEMM:
+	case HGC_TIR_I_BRGEMM_STRD:
+		return brgemm(g, e);
+	case HGC_TIR_I_FILL:
+		fill(g, e);
+		return NULL;
+	case HGC_TIR_I_COPY:
+	case HGC_TIR_I_COPY2D:
+		copy(g, e);
+		return NULL;
+	case HGC_TIR_I_THREAD_ID:
+	case HGC_TIR_I_NUM_THREADS:
+		return thread_query(g, e);
+	default:
+		if ((unsigned)e->op < HGC_TIR_INTRIN_COUNT && e->nops >= 1)
+			return math(g, e);
+		hgc_llvm_err(g, "unknown intrinsic #%d", e->op);
+		return LLVMGetUndef(g->t.i64);
+	}
+}

@@ -1,0 +1,245 @@
+/*
+ * llvm_module.c: the LLVM backend's driver.  A module goes one way:
+ *
+ *     verify the TIR -> translate (constants, function declarations, bodies,
+ *     wrappers) -> LLVMVerifyModule -> LLVMRunPasses("default<O3>") on the
+ *     host target machine -> the JIT (or an object file, llvm_emit.c)
+ *
+ * and every failure on the way is a diagnostic, never an abort.  The module
+ * is built in a ThreadSafeContext of its own, so the JIT can take it.
+ */
+#include "llvm_int.h"
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Mark tensors that are stored to or whose address is taken. */
+static void written_expr(struct hgc_tir_visitor *v, struct hgc_tir_expr *e)
+{
+	bool *w = v->ctx;
+
+	if (e->kind == HGC_TIR_E_ADDR)
+		w[e->u.tensor->id] = true;
+}
+
+static bool written_stmt(struct hgc_tir_visitor *v, struct hgc_tir_stmt *s)
+{
+	bool *w = v->ctx;
+
+	if (s->kind == HGC_TIR_S_STORE)
+		w[s->u.store.tensor->id] = true;
+	return true;
+}
+
+/* A module constant: a 64-byte aligned internal global, with its data or zeros;
+   read-only when it has data and nothing writes it. */
+static LLVMValueRef constant(struct hgc_llvm_gen *g, const struct hgc_tir_tensor *t)
+{
+	int64_t n = hgc_tir_tensor_size(t), bytes = (n > 0 ? n : 1) * hgc_llvm_elem_size(t->elem);
+	bool data = t->data && !t->elem.ptr && n > 0;
+	LLVMTypeRef ty = LLVMArrayType(g->t.i8, (unsigned)bytes);
+	char name[512];
+	LLVMValueRef gv;
+
+	snprintf(name, sizeof(name), "tir.%s", t->name);
+	gv = LLVMAddGlobal(g->mod, ty, name);
+	LLVMSetInitializer(gv, data ? LLVMConstStringInContext(g->ctx, t->data, (unsigned)bytes, 1)
+				    : LLVMConstNull(ty));
+	LLVMSetLinkage(gv, LLVMInternalLinkage);
+	LLVMSetAlignment(gv, 64);
+	LLVMSetGlobalConstant(gv, data && !g->written[t->id]);
+	return LLVMConstBitCast(gv, LLVMPointerType(hgc_llvm_mem_type(g, t->elem), 0));
+}
+
+/* Everything of the module into g->mod. */
+static void translate(struct hgc_llvm_gen *g)
+{
+	const struct hgc_tir_module *m = g->m;
+	struct hgc_tir_visitor v = { written_stmt, NULL, written_expr, g->written };
+	LLVMValueRef *globals = hgc_xcalloc((size_t)m->ntensors + 1, sizeof(*globals));
+	const struct hgc_tir_tensor *t;
+	size_t i;
+
+	hgc_tir_walk_module((struct hgc_tir_module *)m, &v);
+	for (i = 0; i < m->consts.len; i++) {
+		t = HGC_TIR_CONST_AT(m, i);
+		globals[t->id] = constant(g, t);
+	}
+	hgc_llvm_declare_funcs(g);
+	for (i = 0; i < m->funcs.len; i++) {
+		memcpy(g->tensors, globals, ((size_t)m->ntensors + 1) * sizeof(*globals));
+		memset(g->vars, 0, ((size_t)m->nvars + 1) * sizeof(*g->vars));
+		hgc_llvm_func(g, HGC_TIR_FUNC(m, i));
+	}
+	hgc_llvm_wrapper(g, m->entry, "entry");
+	if (m->init)
+		hgc_llvm_wrapper(g, m->init, "init");
+	free(globals);
+}
+
+/* Translate m into lm->mod; -1 with the diag set. */
+static int generate(struct hgc_llvm_module *lm, const struct hgc_tir_module *m, struct hgc_diag *d)
+{
+	struct hgc_llvm_gen g = { .ctx = lm->ctx, .mod = lm->mod, .m = m, .prefix = lm->prefix,
+				  .d = d };
+
+	hgc_llvm_types_init(&g);
+	g.b = LLVMCreateBuilderInContext(g.ctx);
+	g.ab = LLVMCreateBuilderInContext(g.ctx);
+	g.funcs = hgc_xcalloc(m->funcs.len + 1, sizeof(*g.funcs));
+	g.tensors = hgc_xcalloc((size_t)m->ntensors + 1, sizeof(*g.tensors));
+	g.vars = hgc_xcalloc((size_t)m->nvars + 1, sizeof(*g.vars));
+	g.written = hgc_xcalloc((size_t)m->ntensors + 1, sizeof(*g.written));
+	hgc_vec_init(&g.scratch, sizeof(LLVMValueRef));
+	translate(&g);
+	hgc_vec_release(&g.scratch);
+	free(g.funcs);
+	free(g.tensors);
+	free(g.vars);
+	free(g.written);
+	LLVMDisposeBuilder(g.ab);
+	LLVMDisposeBuilder(g.b);
+	return g.nerr ? -1 : 0;
+}
+
+/* LLVMVerifyModule: a failure is our bug, reported as an internal error. */
+static int verify(struct hgc_llvm_module *lm, struct hgc_diag *d)
+{
+	char *msg = NULL;
+	int rc = 0;
+
+	if (LLVMVerifyModule(lm->mod, LLVMReturnStatusAction, &msg))
+		rc = hgc_error(d, NULL, "llvm backend: internal error: invalid LLVM IR: %s",
+			       msg ? msg : "(no message)");
+	LLVMDisposeMessage(msg);
+	return rc;
+}
+
+/* Run the pass pipeline with the host target machine, so vectorizers see the target. */
+static int optimize(struct hgc_llvm_module *lm, const char *passes, struct hgc_diag *d)
+{
+	LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
+	LLVMErrorRef err = LLVMRunPasses(lm->mod, passes ? passes : "default<O3>", hgc_llvm_tm(),
+					 opts);
+
+	LLVMDisposePassBuilderOptions(opts);
+	return err ? hgc_llvm_error(d, err, "cannot optimize") : 0;
+}
+
+/* A fresh LLVM module for m in a context of its own, targeting the host. */
+static struct hgc_llvm_module *module_new(const struct hgc_tir_module *m, const char *prefix)
+{
+	struct hgc_llvm_module *lm = hgc_xcalloc(1, sizeof(*lm));
+
+	lm->prefix = strdup(prefix);
+	lm->tsc = LLVMOrcCreateNewThreadSafeContext();
+	lm->ctx = LLVMOrcThreadSafeContextGetContext(lm->tsc);
+	lm->mod = LLVMModuleCreateWithNameInContext(m->name, lm->ctx);
+	LLVMSetTarget(lm->mod, hgc_llvm_triple());
+	LLVMSetDataLayout(lm->mod, hgc_llvm_layout());
+	return lm;
+}
+
+/* Verify, translate, verify the IR, optimize. */
+struct hgc_llvm_module *hgc_llvm_module_build(const struct hgc_tir_module *m, const char *prefix,
+					      const char *passes, struct hgc_diag *d)
+{
+	struct hgc_llvm_module *lm;
+
+	if (hgc_tir_verify(m, d) < 0 || hgc_llvm_target(d) < 0)
+		return NULL;
+	lm = module_new(m, prefix);
+	if (generate(lm, m, d) < 0 || verify(lm, d) < 0 || optimize(lm, passes, d) < 0) {
+		hgc_llvm_module_free(lm);
+		return NULL;
+	}
+	return lm;
+}
+
+/* Dispose the module (unless the JIT took it), then our reference to the context. */
+void hgc_llvm_module_free(struct hgc_llvm_module *lm)
+{
+	if (!lm)
+		return;
+	if (lm->mod)
+		LLVMDisposeModule(lm->mod);
+	LLVMOrcDisposeThreadSafeContext(lm->tsc);
+	free(lm->prefix);
+	free(lm);
+}
+
+/* A module in the JIT: the common struct and its resource tracker. */
+struct llvm_compiled {
+	struct hgc_compiled pub;
+	LLVMOrcResourceTrackerRef rt;
+};
+
+/* Remove the module's code from the JIT. */
+static void release(struct hgc_compiled *pub)
+{
+	struct llvm_compiled *c = (struct llvm_compiled *)pub;
+
+	hgc_llvm_jit_remove(c->rt);
+	free(c);
+}
+
+/* Look up PREFIXrole; compiles the module on first use. */
+static hgc_compiled_fn lookup(const char *prefix, const char *role, struct hgc_diag *d)
+{
+	char name[512];
+	hgc_compiled_fn fn;
+
+	snprintf(name, sizeof(name), "%s%s", prefix, role);
+	*(void **)&fn = hgc_llvm_jit_lookup(name, d);
+	return fn;
+}
+
+/* Compile m into the process JIT; NULL with the diag set. */
+struct hgc_compiled *hgc_codegen_llvm_compile(const struct hgc_tir_module *m,
+					      const struct hgc_codegen_llvm_opts *opts,
+					      struct hgc_diag *d)
+{
+	char *prefix = hgc_llvm_jit_prefix();
+	struct hgc_llvm_module *lm = hgc_llvm_module_build(m, prefix, opts ? opts->passes : NULL, d);
+	struct llvm_compiled *c;
+	LLVMOrcResourceTrackerRef rt;
+
+	if (!lm) {
+		free(prefix);
+		return NULL;
+	}
+	rt = hgc_llvm_jit_add(lm->mod, lm->tsc, d);
+	lm->mod = NULL;		/* the JIT owns it now, even when adding failed */
+	hgc_llvm_module_free(lm);
+	c = hgc_xcalloc(1, sizeof(*c));
+	c->rt = rt;
+	c->pub.release = release;
+	c->pub.nargs = m->entry->nparams;
+	if (rt && m->init)
+		c->pub.init = lookup(prefix, "init", d);
+	if (rt && (!m->init || c->pub.init))
+		c->pub.entry = lookup(prefix, "entry", d);
+	free(prefix);
+	if (!c->pub.entry) {
+		release(&c->pub);
+		return NULL;
+	}
+	return &c->pub;
+}
+
+/* Print the optimized IR of m (exported names PREFIXentry ...). */
+int hgc_codegen_llvm_dump(FILE *out, const struct hgc_tir_module *m,
+			  const struct hgc_codegen_llvm_opts *opts, struct hgc_diag *d)
+{
+	struct hgc_llvm_module *lm;
+
+	lm = hgc_llvm_module_build(m, opts && opts->prefix ? opts->prefix : "hgc_",
+				   opts ? opts->passes : NULL, d);
+	if (!lm)
+		return -1;
+	hgc_llvm_module_print(out, lm);
+	hgc_llvm_module_free(lm);
+	return 0;
+}

@@ -1,0 +1,463 @@
+/*
+ * 080-llvm: Tensor IR modules JIT-compiled through LLVM and run; results
+ * checked against plain C computed here and, byte for byte, against the C
+ * backend run on the same inputs.  Elementwise casts and selects, softmax
+ * (reductions, a local tensor), blocked brgemm matmuls of odd sizes, int8
+ * and bf16 brgemm, parallel fors over collapsed indices with 1 and 2
+ * threads, constant tensors filled from data and by init, data movement and
+ * math intrinsics, and the time a small module takes to compile.
+ */
+#include "t/llvm_check.h"
+
+#include <omp.h>
+
+/* The blocked brgemm matmul of t/tir/modules.h against a triple loop. */
+static void test_matmul(int64_t M, int64_t N, int64_t K, int64_t MB, int64_t NB, int64_t KB)
+{
+	float *A = malloc(sizeof(float) * M * K), *B = malloc(sizeof(float) * K * N);
+	float *C = malloc(sizeof(float) * M * N), *R = calloc(M * N, sizeof(float));
+	void *args[3] = { A, B, C };
+	size_t sizes[3] = { sizeof(float) * M * K, sizeof(float) * K * N, sizeof(float) * M * N };
+	unsigned s = 1;
+	int64_t i, j, k;
+
+	for (i = 0; i < M * K; i++)
+		A[i] = rnd(&s);
+	for (i = 0; i < K * N; i++)
+		B[i] = rnd(&s);
+	for (i = 0; i < M * N; i++)
+		C[i] = 1e9f;
+	for (i = 0; i < M; i++)
+		for (k = 0; k < K; k++)
+			for (j = 0; j < N; j++)
+				R[i * N + j] += A[i * K + k] * B[k * N + j];
+	if (run_both(build_matmul(M, N, K, MB, NB, KB), args, sizes, 3, "matmul"))
+		ok(max_err(C, R, M * N) < 1e-5, "matmul %lldx%lldx%lld (blocks %lld %lld %lld) is right",
+		   (long long)M, (long long)N, (long long)K, (long long)MB, (long long)NB, (long long)KB);
+	free(A);
+	free(B);
+	free(C);
+	free(R);
+}
+
+/* Elementwise select, casts, u8 quantization and bf16 rounding. */
+static void test_eltwise(void)
+{
+	enum { R = 7, C = 33 };
+	float X[R][C], Y[R][C], J[R][C], r, q;
+	int8_t S[C];
+	uint8_t Q[R][C];
+	uint16_t H[R][C];
+	void *args[6] = { X, S, Y, Q, H, J };
+	size_t sizes[6] = { sizeof(X), sizeof(S), sizeof(Y), sizeof(Q), sizeof(H), sizeof(J) };
+	unsigned s = 7;
+	int i, j, bad = 0;
+
+	for (j = 0; j < C; j++)
+		S[j] = (int8_t)(j * 37 % 17 - 8);
+	for (i = 0; i < R; i++)
+		for (j = 0; j < C; j++)
+			X[i][j] = 40 * rnd(&s);
+	if (!run_both(build_eltwise(R, C), args, sizes, 6, "eltwise"))
+		return;
+	for (i = 0; i < R; i++)
+		for (j = 0; j < C; j++) {
+			r = X[i][j] > 0 ? X[i][j] * S[j] : X[i][j] * 0.125f;
+			q = fmaxf(fminf(nearbyintf(r) + 128, 255), 0);
+			bad += Y[i][j] != r || Q[i][j] != (uint8_t)q || H[i][j] != to_bf16(r) ||
+			       J[i][j] != (float)(j - C / 2);
+		}
+	is_int(bad, 0, "eltwise matches plain C element for element");
+}
+
+/* Row softmax (max and sum reductions, a local tensor) against expf. */
+static void test_softmax(void)
+{
+	enum { R = 5, C = 37 };
+	float X[R][C], Y[R][C], W[R][C], mx, sum;
+	void *args[2] = { X, Y };
+	size_t sizes[2] = { sizeof(X), sizeof(Y) };
+	unsigned s = 3;
+	int i, j;
+
+	for (i = 0; i < R; i++)
+		for (j = 0; j < C; j++)
+			X[i][j] = 8 * rnd(&s);
+	for (i = 0; i < R; i++) {
+		mx = -INFINITY;
+		for (j = 0; j < C; j++)
+			mx = fmaxf(mx, X[i][j]);
+		for (sum = 0, j = 0; j < C; j++)
+			sum += W[i][j] = expf(X[i][j] - mx);
+		for (j = 0; j < C; j++)
+			W[i][j] /= sum;
+	}
+	if (run_both(build_softmax(R, C), args, sizes, 2, "softmax"))
+		ok(max_err(&Y[0][0], &W[0][0], R * C) < 1e-6, "softmax matches plain C");
+}
+
+/* pfor2 on nthreads: T says which thread ran each (i, j), O the values; init fills W2. */
+static void pfor2_on(int nthreads)
+{
+	enum { R = 4, C = 6 };
+	static const float w[C] = { 1, -2, 0.5f, 3, 0, 1.25f };
+	int64_t T[R][C];
+	float O[R][C], scale = 2, v;
+	void *args[3] = { T, O, &scale };
+	size_t sizes[3] = { sizeof(T), sizeof(O), sizeof(scale) };
+	int i, j, bad = 0, badt = 0;
+	char what[64];
+
+	snprintf(what, sizeof(what), "pfor2 on %d thread%s", nthreads, nthreads > 1 ? "s" : "");
+	memset(T, 0xff, sizeof(T));
+	omp_set_num_threads(nthreads);
+	if (!run_both(build_pfor2(R, C, w), args, sizes, 3, what))
+		return;
+	for (i = 0; i < R; i++)
+		for (j = 0; j < C; j++) {
+			v = scale * w[j] * w[j] + (float)(i * C + j);
+			bad += O[i][j] != (i == j ? -v : v);
+			/* static schedule: thread t runs the t-th contiguous chunk of i * C + j */
+			badt += T[i][j] != (i * C + j) * nthreads / (R * C);
+		}
+	is_int(bad, 0, "%s: every element, from init's constant and the scalar", what);
+	is_int(badt, 0, "%s: the collapsed iterations split in contiguous chunks", what);
+}
+
+/*
+ * A parallel for with ranges from scalar parameters, steps 2 and 3 and a
+ * nonzero begin, capturing a variable and a local tensor of the caller, with
+ * a nested parallel for inside: O[i, j] = 100 * i + j + base + L[1] + sum of
+ * the inner loop.
+ */
+static struct hgc_tir_module *build_pfor_ranges(int64_t R, int64_t C)
+{
+	struct hgc_tir_module *m = hgc_tir_module_new("ranges");
+	struct hgc_tir_func *f = hgc_tir_func_new(m, "ranges", TY(VOID));
+	struct hgc_tir_tensor *O = hgc_tir_func_add_tensor(f, "O", TY(INDEX), 2, (int64_t[]){ R, C });
+	struct hgc_tir_var *rb = hgc_tir_func_add_scalar(f, "rb", TY(INDEX));
+	struct hgc_tir_var *re = hgc_tir_func_add_scalar(f, "re", TY(INDEX));
+	struct hgc_tir_tensor *L = hgc_tir_tensor_newc(m, "L", TY(INDEX), HGC_TIR_LOCAL, 1,
+						       (int64_t[]){ 3 });
+	struct hgc_tir_tensor *P = hgc_tir_tensor_newc(m, "P", TY(INDEX), HGC_TIR_LOCAL, 1,
+						       (int64_t[]){ 4 });
+	struct hgc_tir_var *i = ivar(m, "i"), *j = ivar(m, "j"), *k = ivar(m, "k"), *base;
+	struct hgc_tir_stmt *b, *in;
+
+	m->entry = f;
+	base = ilet(m, f->body, "base", BIN(MUL, V(rb), I(1000)));
+	hgc_tir_def_tensor(m, f->body, L);
+	ST1(f->body, L, I(1), I(7));
+	b = hgc_tir_body(hgc_tir_pfor(m, f->body, 2, (struct hgc_tir_var *[]){ i, j },
+				      (struct hgc_tir_expr *[]){ V(rb), I(1) },
+				      (struct hgc_tir_expr *[]){ V(re), I(C) },
+				      (struct hgc_tir_expr *[]){ I(2), I(3) }));
+	hgc_tir_def_tensor(m, b, P);
+	in = hgc_tir_body(hgc_tir_pfor(m, b, 1, &k, (struct hgc_tir_expr *[]){ I(0) },
+				       (struct hgc_tir_expr *[]){ I(4) }, NULL));
+	ST1(in, P, V(k), BIN(MUL, V(k), V(j)));
+	ST2(b, O, V(i), V(j), BIN(ADD, BIN(ADD, BIN(ADD, BIN(MUL, V(i), I(100)), V(j)), V(base)),
+				   BIN(ADD, LD1(L, I(1)), BIN(ADD, LD1(P, I(3)), LD1(P, I(1))))));
+	return m;
+}
+
+/* Dynamic ranges, steps, captures and a nested parallel for. */
+static void test_pfor_ranges(void)
+{
+	enum { R = 9, C = 10 };
+	int64_t O[R][C], rb = 1, re = 8, i, j;
+	void *args[3] = { O, &rb, &re };
+	size_t sizes[3] = { sizeof(O), sizeof(rb), sizeof(re) };
+	int bad = 0;
+
+	memset(O, 0, sizeof(O));
+	omp_set_num_threads(2);
+	if (!run_both(build_pfor_ranges(R, C), args, sizes, 3, "parallel for with dynamic ranges"))
+		return;
+	for (i = 0; i < R; i++)
+		for (j = 0; j < C; j++)
+			bad += O[i][j] != ((i >= 1 && i < 8 && (i - 1) % 2 == 0 && j % 3 == 1)
+						   ? 100 * i + j + 1000 + 7 + 4 * j : 0);
+	is_int(bad, 0, "only iterations begin + k * step ran, with the captured values");
+}
+
+/* C = A * B in int8 (u8 x s8 -> s32, B packed by 4 k) or bf16 (B packed by 2 k),
+   as two batch elements: brgemm_strd with element strides, or brgemm over a
+   local array of block addresses; C accumulates onto a fill. */
+static struct hgc_tir_module *build_lowp(bool bf16, bool strd, int64_t M, int64_t N, int64_t K)
+{
+	struct hgc_tir_module *m = hgc_tir_module_new("lowp");
+	struct hgc_tir_func *f = hgc_tir_func_new(m, "gemm", TY(VOID));
+	int64_t p = bf16 ? 2 : 4, h = K / 2;
+	struct hgc_tir_type ta = bf16 ? TY(BF16) : TY(U8), tb = bf16 ? TY(BF16) : TY(S8);
+	struct hgc_tir_tensor *A = hgc_tir_func_add_tensor(f, "A", ta, 2, (int64_t[]){ M, K });
+	struct hgc_tir_tensor *B = hgc_tir_func_add_tensor(f, "B", tb, 2, (int64_t[]){ K / p, N * p });
+	struct hgc_tir_tensor *C = hgc_tir_func_add_tensor(f, "C", bf16 ? TY(F32) : TY(S32), 2,
+							   (int64_t[]){ M, N });
+	struct hgc_tir_tensor *aa = hgc_tir_tensor_newc(m, "aa", hgc_tir_ptr_to(ta), HGC_TIR_LOCAL,
+							1, (int64_t[]){ 2 });
+	struct hgc_tir_tensor *ba = hgc_tir_tensor_newc(m, "ba", hgc_tir_ptr_to(tb), HGC_TIR_LOCAL,
+							1, (int64_t[]){ 2 });
+	struct hgc_tir_expr *a0 = hgc_tir_addrv(m, A, 2, I(0), I(0)), *b0 = hgc_tir_addrv(m, B, 2, I(0), I(0));
+
+	m->entry = f;
+	hgc_tir_eval(m, f->body, hgc_tir_intrinv(m, HGC_TIR_I_FILL, 3,
+		hgc_tir_addrv(m, C, 2, I(0), I(0)),
+		bf16 ? F32C(0.5) : hgc_tir_int(m, HGC_TIR_S32, 7), I(M * N)));
+	if (strd) {
+		/* batch element b: A[:, b*h : h] and B rows [b*h/p, (b+1)*h/p) */
+		hgc_tir_eval(m, f->body, hgc_tir_intrinv(m, HGC_TIR_I_BRGEMM_STRD, 13, a0, b0,
+			hgc_tir_addrv(m, C, 2, I(0), I(0)), I(2), I(h), I(h / p * N * p), I(M), I(N),
+			I(h), I(K), I(N * p), I(N), hgc_tir_bool(m, true)));
+		return m;
+	}
+	hgc_tir_def_tensor(m, f->body, aa);
+	hgc_tir_def_tensor(m, f->body, ba);
+	ST1(f->body, aa, I(0), a0);
+	ST1(f->body, aa, I(1), hgc_tir_addrv(m, A, 2, I(0), I(h)));
+	ST1(f->body, ba, I(0), b0);
+	ST1(f->body, ba, I(1), hgc_tir_addrv(m, B, 2, I(h / p), I(0)));
+	hgc_tir_eval(m, f->body, hgc_tir_intrinv(m, HGC_TIR_I_BRGEMM, 11,
+		hgc_tir_addrv(m, aa, 1, I(0)), hgc_tir_addrv(m, ba, 1, I(0)),
+		hgc_tir_addrv(m, C, 2, I(0), I(0)), I(2), I(M), I(N), I(h), I(K), I(N * p), I(N),
+		hgc_tir_bool(m, true)));
+	return m;
+}
+
+/* Inputs and plain C results of the int8 and bf16 gemms. */
+struct lowp {
+	enum { LM = 5, LN = 19, LK = 16 } dims;
+	uint8_t A8[LM][LK];
+	int8_t B8[LK / 4][LN * 4];
+	int32_t C8[LM][LN], R8[LM][LN];
+	uint16_t Ab[LM][LK], Bb[LK / 2][LN * 2];
+	float Cb[LM][LN], Rb[LM][LN];
+};
+
+/* Fill the inputs and compute the references. */
+static void lowp_init(struct lowp *t)
+{
+	unsigned s = 5;
+	int i, j, k;
+
+	for (i = 0; i < LM; i++)
+		for (k = 0; k < LK; k++) {
+			t->A8[i][k] = (uint8_t)(rnd(&s) * 100 + 120);
+			t->Ab[i][k] = to_bf16(rnd(&s));
+		}
+	for (k = 0; k < LK; k++)
+		for (j = 0; j < LN; j++) {
+			t->B8[k / 4][j * 4 + k % 4] = (int8_t)(rnd(&s) * 120);
+			t->Bb[k / 2][j * 2 + k % 2] = to_bf16(rnd(&s));
+		}
+	for (i = 0; i < LM; i++)
+		for (j = 0; j < LN; j++) {
+			t->R8[i][j] = 7;
+			t->Rb[i][j] = 0.5f;
+			for (k = 0; k < LK; k++) {
+				t->R8[i][j] += t->A8[i][k] * t->B8[k / 4][j * 4 + k % 4];
+				t->Rb[i][j] += from_bf16(t->Ab[i][k]) *
+					       from_bf16(t->Bb[k / 2][j * 2 + k % 2]);
+			}
+		}
+}
+
+/* int8 and bf16 brgemm, both forms, against plain C. */
+static void test_lowp(void)
+{
+	struct lowp *t = calloc(1, sizeof(*t));
+	void *a8[3] = { t->A8, t->B8, t->C8 }, *ab[3] = { t->Ab, t->Bb, t->Cb };
+	size_t s8[3] = { sizeof(t->A8), sizeof(t->B8), sizeof(t->C8) };
+	size_t sb[3] = { sizeof(t->Ab), sizeof(t->Bb), sizeof(t->Cb) };
+	int strd, i, j, bad;
+
+	lowp_init(t);
+	for (strd = 0; strd < 2; strd++) {
+		bad = 0;
+		if (run_both(build_lowp(false, strd, LM, LN, LK), a8, s8, 3, "u8 x s8 gemm")) {
+			for (i = 0; i < LM; i++)
+				for (j = 0; j < LN; j++)
+					bad += t->C8[i][j] != t->R8[i][j];
+			is_int(bad, 0, "u8 x s8 -> s32 %s matches plain C", strd ? "brgemm_strd" : "brgemm");
+		}
+		if (run_both(build_lowp(true, strd, LM, LN, LK), ab, sb, 3, "bf16 gemm"))
+			ok(max_err(&t->Cb[0][0], &t->Rb[0][0], LM * LN) < 1e-5,
+			   "bf16 %s matches plain C", strd ? "brgemm_strd" : "brgemm");
+	}
+	free(t);
+}
+
+/* copy, copy2d, fill of bools, an extern libm call and a call between functions. */
+static struct hgc_tir_module *build_moves(void)
+{
+	struct hgc_tir_module *m = hgc_tir_module_new("moves");
+	struct hgc_tir_func *g = hgc_tir_func_new(m, "twice", TY(F32));
+	struct hgc_tir_var *gx = hgc_tir_func_add_scalar(g, "x", TY(F32));
+	struct hgc_tir_func *f = hgc_tir_func_new(m, "moves", TY(VOID));
+	struct hgc_tir_tensor *X = hgc_tir_func_add_tensor(f, "X", TY(F32), 2, (int64_t[]){ 4, 5 });
+	struct hgc_tir_tensor *Y = hgc_tir_func_add_tensor(f, "Y", TY(F32), 2, (int64_t[]){ 4, 5 });
+	struct hgc_tir_tensor *Z = hgc_tir_func_add_tensor(f, "Z", TY(BOOL), 1, (int64_t[]){ 6 });
+	struct hgc_tir_tensor *P = hgc_tir_func_add_tensor(f, "P", TY(F32), 1, (int64_t[]){ 2 });
+	struct hgc_tir_expr *cosx;
+
+	hgc_tir_return(m, g->body, hgc_tir_mul(m, V(gx), F32C(2)));
+	m->entry = f;
+	hgc_tir_eval(m, f->body, hgc_tir_intrinv(m, HGC_TIR_I_COPY, 3,
+		hgc_tir_addrv(m, Y, 2, I(0), I(0)), hgc_tir_addrv(m, X, 2, I(0), I(0)), I(20)));
+	hgc_tir_eval(m, f->body, hgc_tir_intrinv(m, HGC_TIR_I_COPY2D, 6,
+		hgc_tir_addrv(m, Y, 2, I(1), I(1)), hgc_tir_addrv(m, X, 2, I(0), I(0)), I(3), I(2),
+		I(5), I(5)));
+	hgc_tir_eval(m, f->body, hgc_tir_intrinv(m, HGC_TIR_I_FILL, 3, hgc_tir_addrv(m, Z, 1, I(1)),
+						  hgc_tir_bool(m, true), I(4)));
+	cosx = hgc_tir_call_extern(m, "cosf", TY(F32), 1,
+				   (struct hgc_tir_expr *[]){ LD2(X, I(0), I(1)) });
+	ST1(f->body, P, I(0), cosx);
+	ST1(f->body, P, I(1), hgc_tir_call(m, g, 1, (struct hgc_tir_expr *[]){
+		CAST(F32, LD1(Z, I(2))) }));
+	return m;
+}
+
+/* Data movement and calls. */
+static void test_moves(void)
+{
+	float x[4][5], y[4][5], p[2];
+	uint8_t z[6] = { 9, 9, 9, 9, 9, 9 };
+	void *args[4] = { x, y, z, p };
+	size_t sizes[4] = { sizeof(x), sizeof(y), sizeof(z), sizeof(p) };
+	int i, j, bad = 0;
+
+	for (i = 0; i < 4; i++)
+		for (j = 0; j < 5; j++)
+			x[i][j] = (float)(10 * i + j);
+	if (!run_both(build_moves(), args, sizes, 4, "moves"))
+		return;
+	for (i = 0; i < 4; i++)
+		for (j = 0; j < 5; j++)
+			bad += y[i][j] != (i >= 1 && j >= 1 && j <= 2 ? x[i - 1][j - 1] : x[i][j]);
+	is_int(bad, 0, "copy then copy2d of a 3x2 block");
+	ok(z[0] == 9 && z[1] == 1 && z[4] == 1 && z[5] == 9, "fill writes bools as bytes");
+	is_near(p[0], cosf(1), 0, "an extern call reaches libm");
+	is_near(p[1], 2, 0, "a call of a module function");
+}
+
+/* Y[k, i] = math_k(X[i]) for every math intrinsic, in one loop. */
+static struct hgc_tir_module *build_math(int64_t n)
+{
+	static const int ops[] = { HGC_TIR_I_EXP, HGC_TIR_I_LOG, HGC_TIR_I_SQRT, HGC_TIR_I_TANH,
+				   HGC_TIR_I_ERF, HGC_TIR_I_ABS, HGC_TIR_I_FLOOR, HGC_TIR_I_ROUND,
+				   HGC_TIR_I_POW };
+	struct hgc_tir_module *m = hgc_tir_module_new("math");
+	struct hgc_tir_func *f = hgc_tir_func_new(m, "math", TY(VOID));
+	struct hgc_tir_tensor *X = hgc_tir_func_add_tensor(f, "X", TY(F32), 1, &n);
+	struct hgc_tir_tensor *Y = hgc_tir_func_add_tensor(f, "Y", TY(F32), 2, (int64_t[]){ 9, n });
+	struct hgc_tir_tensor *Ai = hgc_tir_func_add_tensor(f, "Ai", TY(S32), 1, &n);
+	struct hgc_tir_var *i = ivar(m, "i");
+	struct hgc_tir_stmt *b = loop_to(m, f->body, i, n);
+	struct hgc_tir_expr *x;
+	int k;
+
+	m->entry = f;
+	for (k = 0; k < 9; k++) {
+		x = LD1(X, V(i));
+		if (ops[k] == HGC_TIR_I_LOG || ops[k] == HGC_TIR_I_SQRT || ops[k] == HGC_TIR_I_POW)
+			x = hgc_tir_intrinv(m, HGC_TIR_I_ABS, 1, x);
+		ST2(b, Y, I(k), V(i), ops[k] == HGC_TIR_I_POW
+			? hgc_tir_intrinv(m, HGC_TIR_I_POW, 2, x, F32C(1.5))
+			: hgc_tir_intrinv(m, ops[k], 1, x));
+	}
+	ST1(b, Ai, V(i), hgc_tir_intrinv(m, HGC_TIR_I_ABS, 1, CAST(S32, BIN(MUL, LD1(X, V(i)),
+									  F32C(10)))));
+	return m;
+}
+
+/* Math intrinsics against libm, exactly; round is nearbyint (halves to even). */
+static void test_math(void)
+{
+	enum { N = 12 };
+	float X[N] = { 0.5f, -0.5f, 1.5f, 2.5f, -2.5f, 3.25f, -7.75f, 0, 1e-3f, -2, 10, 3.5f };
+	float Y[9][N];
+	int32_t Ai[N];
+	void *args[3] = { X, Y, Ai };
+	size_t sizes[3] = { sizeof(X), sizeof(Y), sizeof(Ai) };
+	int i, bad = 0;
+
+	if (!run_both(build_math(N), args, sizes, 3, "math"))
+		return;
+	for (i = 0; i < N; i++) {
+		float x = X[i], a = fabsf(x);
+
+		bad += Y[0][i] != expf(x) || Y[1][i] != logf(a) || Y[2][i] != sqrtf(a) ||
+		       Y[3][i] != tanhf(x) || Y[4][i] != erff(x) || Y[5][i] != a ||
+		       Y[6][i] != floorf(x) || Y[7][i] != nearbyintf(x) || Y[8][i] != powf(a, 1.5f) ||
+		       Ai[i] != abs((int32_t)(x * 10));
+	}
+	is_int(bad, 0, "exp log sqrt tanh erf abs floor round pow match libm exactly");
+	is_near(Y[7][3], 2, 0, "round(2.5) is 2");
+	is_near(Y[7][4], -2, 0, "round(-2.5) is -2");
+}
+
+/* Two modules with the same function names live side by side in the JIT. */
+static void test_two_modules(void)
+{
+	struct hgc_tir_module *m1 = build_softmax(2, 3), *m2 = build_softmax(2, 3);
+	struct hgc_compiled *c1 = jit(m1, "a softmax"), *c2 = jit(m2, "another softmax");
+	float X[2][3] = { { 1, 2, 3 }, { 0, 0, 0 } }, Y1[2][3], Y2[2][3];
+	void *a1[2] = { X, Y1 }, *a2[2] = { X, Y2 };
+
+	if (c1 && c2) {
+		hgc_codegen_run(c2, a2);
+		hgc_codegen_free(c2);
+		c2 = NULL;
+		hgc_codegen_run(c1, a1);
+		ok(!memcmp(Y1, Y2, sizeof(Y1)) && Y1[1][0] == 1.0f / 3,
+		   "both run, and one survives the other's release");
+	}
+	hgc_codegen_free(c1);
+	hgc_codegen_free(c2);
+	hgc_tir_module_free(m1);
+	hgc_tir_module_free(m2);
+}
+
+/* How long a single blocked matmul takes from TIR to callable code. */
+static void test_compile_time(void)
+{
+	struct hgc_tir_module *m = build_matmul(64, 64, 64, 16, 32, 32);
+	struct hgc_compiled *c;
+	struct hgc_diag d;
+	double t0, best = 1e9, t;
+	int k;
+
+	hgc_diag_init(&d);
+	for (k = 0; k < 3; k++) {
+		t0 = hgc_now();
+		c = hgc_codegen_llvm_compile(m, NULL, &d);
+		t = hgc_now() - t0;
+		best = t < best ? t : best;
+		hgc_codegen_free(c);
+	}
+	diag("compiling a blocked matmul (TIR to callable code, O3): %.1f ms (best of 3)",
+	     best * 1e3);
+	diag("target: %s", hgc_codegen_llvm_target());
+	ok(best < 2.0, "a small module compiles in well under 2 s");
+	hgc_diag_release(&d);
+	hgc_tir_module_free(m);
+}
+
+int main(void)
+{
+	test_matmul(13, 97, 97, 8, 32, 32);
+	test_matmul(13, 13, 97, 4, 16, 16);
+	test_matmul(5, 3, 16, 8, 8, 32);
+	test_eltwise();
+	test_softmax();
+	pfor2_on(1);
+	pfor2_on(2);
+	test_pfor_ranges();
+	test_lowp();
+	test_moves();
+	test_math();
+	test_two_modules();
+	test_compile_time();
+	hgc_codegen_llvm_shutdown();
+	return done_testing();
+}

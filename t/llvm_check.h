@@ -1,0 +1,142 @@
+/*
+ * llvm_check.h: helpers shared by the LLVM backend tests (t/08x-llvm*.c):
+ * compile through the JIT, run a module on both backends and compare, and
+ * the reference conversions the backends must agree with.
+ */
+#ifndef HGC_T_LLVM_CHECK_H
+#define HGC_T_LLVM_CHECK_H
+
+#include "core/codegen/codegen.h"
+#include "core/tir/tir.h"
+#include "t/tap.h"
+#include "t/tir/modules.h"
+
+#define F32C(v) hgc_tir_f32(m, (v))
+#define BIN(op, a, b) hgc_tir_binary(m, HGC_TIR_##op, (a), (b))
+#define LD1(t, i) hgc_tir_loadv(m, (t), 1, (i))
+#define LD2(t, i, j) hgc_tir_loadv(m, (t), 2, (i), (j))
+#define ST1(b, t, i, v) hgc_tir_storev(m, (b), (t), (v), 1, (i))
+#define ST2(b, t, i, j, v) hgc_tir_storev(m, (b), (t), (v), 2, (i), (j))
+#define CAST(k, e) hgc_tir_cast(m, TY(k), (e))
+#define MAXARGS 16
+
+/* A deterministic pseudo-random float in [-1, 1). */
+static inline float rnd(unsigned *s)
+{
+	*s = *s * 1103515245u + 12345u;
+	return (float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+/* JIT-compile m (not freed), or NULL with the diagnostic shown. */
+static inline struct hgc_compiled *jit(struct hgc_tir_module *m, const char *what)
+{
+	struct hgc_diag d;
+	struct hgc_compiled *c;
+
+	hgc_diag_init(&d);
+	c = hgc_codegen_llvm_compile(m, NULL, &d);
+	ok(c != NULL, "%s compiles through LLVM", what);
+	if (!c)
+		diag("%s", hgc_diag_text(&d));
+	hgc_diag_release(&d);
+	return c;
+}
+
+/* Run m with the C backend on inputs in[] and compare each buffer with want[]. */
+static inline void same_as_c(struct hgc_tir_module *m, void **in, void *const *want,
+			     const size_t *sizes, int n, const char *what)
+{
+	struct hgc_compiled *c;
+	struct hgc_diag d;
+	int i, same = 1;
+
+	hgc_diag_init(&d);
+	c = hgc_codegen_c_compile(m, NULL, &d);
+	ok(c != NULL, "%s: the C backend compiles it too", what);
+	if (!c) {
+		diag("%s", hgc_diag_text(&d));
+		hgc_diag_release(&d);
+		return;
+	}
+	hgc_codegen_run(c, in);
+	for (i = 0; i < n; i++)
+		if (memcmp(in[i], want[i], sizes[i])) {
+			diag("%s: argument %d differs between the backends", what, i);
+			same = 0;
+		}
+	ok(same, "%s: the LLVM and C backends agree byte for byte", what);
+	hgc_codegen_free(c);
+	hgc_diag_release(&d);
+}
+
+/*
+ * Run m through the JIT on args (n buffers of sizes[i] bytes, results in
+ * place), and through the C backend on copies of the inputs: every buffer
+ * must come out the same.  Frees m; returns whether the JIT ran.
+ */
+static inline bool run_both(struct hgc_tir_module *m, void **args, const size_t *sizes, int n,
+			    const char *what)
+{
+	void *in[MAXARGS];
+	struct hgc_compiled *c;
+	int i;
+
+	for (i = 0; i < n && i < MAXARGS; i++)
+		in[i] = memcpy(malloc(sizes[i]), args[i], sizes[i]);
+	c = jit(m, what);
+	if (c) {
+		hgc_codegen_run(c, args);
+		hgc_codegen_free(c);
+		same_as_c(m, in, args, sizes, n, what);
+	}
+	for (i = 0; i < n && i < MAXARGS; i++)
+		free(in[i]);
+	hgc_tir_module_free(m);
+	return c != NULL;
+}
+
+/* The largest relative error of got against want over n values. */
+static inline double max_err(const float *got, const float *want, int64_t n)
+{
+	double e = 0, x;
+	int64_t i;
+
+	for (i = 0; i < n; i++) {
+		x = fabs((double)got[i] - want[i]) / (1 + fabs((double)want[i]));
+		if (!(x <= e))
+			e = x;
+	}
+	return e;
+}
+
+/* f32 to bf16 bits, nearest even, NaNs kept quiet. */
+static inline uint16_t to_bf16(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	if ((u & 0x7fffffffu) > 0x7f800000u)
+		return (uint16_t)((u >> 16) | 0x40);
+	return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
+}
+
+/* bf16 bits to f32. */
+static inline float from_bf16(uint16_t h)
+{
+	uint32_t u = (uint32_t)h << 16;
+	float f;
+
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+/* An f32 with the given bits. */
+static inline float fbits(uint32_t u)
+{
+	float f;
+
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+#endif
