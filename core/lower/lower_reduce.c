@@ -2,14 +2,15 @@
  * lower_reduce.c: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd,
  * ReduceL1 and ReduceL2.  One accumulator per output element, folded over
  * the reduced dims in increasing order (the interpreter's order).  Integers
- * accumulate exactly in index (a product saturates at 2^40 on the way, far
- * beyond every integer type, so the final saturation is the interpreter's).
+ * accumulate exactly in index; a product saturates at +-2^31 on the way (past
+ * every integer type's range, so the final saturation is the interpreter's,
+ * and small enough that the next product cannot overflow).
  */
 #include "lower_int.h"
 
 #include <math.h>
 
-#define PROD_CAP ((int64_t)1 << 40)
+#define PROD_CAP ((int64_t)1 << 31)
 
 /* What one reduction kind needs. */
 struct red {
