@@ -58,6 +58,7 @@ static void int_range(enum hgc_dtype dt, double *lo, double *hi)
 	}
 }
 
+/* An input without a generator: uniform(-1, 1) for floats, randint() for the rest. */
 void hgc_dsl_gen_default(enum hgc_dtype dt, uint64_t seed, const struct hgc_loc *loc,
 			 struct hgc_gen *out)
 {
@@ -206,6 +207,7 @@ static int call(struct hgc_load *ld, const struct hgc_ast *g, enum hgc_dtype dt,
 	return bad || check_bounds(ld, g, out) < 0 ? -1 : 0;
 }
 
+/* Check a generator (a call or a literal list) for its tensor and fill out. */
 int hgc_dsl_gen(struct hgc_load *ld, const struct hgc_ast *g, enum hgc_dtype dt,
 		int64_t nelems, uint64_t seed, struct hgc_gen *out)
 {
@@ -234,6 +236,7 @@ static uint64_t splitmix(uint64_t *x)
 	return z ^ (z >> 31);
 }
 
+/* Seed the xoshiro state through splitmix64, as its authors advise. */
 static void rng_init(struct rng *r, uint64_t seed)
 {
 	int i;
@@ -244,6 +247,7 @@ static void rng_init(struct rng *r, uint64_t seed)
 	r->has_spare = false;
 }
 
+/* Rotate left by k (0 < k < 64). */
 static uint64_t rotl(uint64_t x, int k)
 {
 	return (x << k) | (x >> (64 - k));
@@ -424,6 +428,7 @@ static void fill_random(const struct hgc_gen *gen, enum hgc_dtype dt, int64_t n,
 	}
 }
 
+/* Make the data of t into buf (dense, t's dtype) as gen says; -1 with d set. */
 int hgc_gen_fill(const struct hgc_gen *gen, const struct hgc_tensor *t, void *buf,
 		 struct hgc_diag *d)
 {

@@ -36,6 +36,7 @@ static struct file_rec *rec_of(const char *key)
 	return (struct file_rec *)(void *)((char *)key - offsetof(struct file_rec, key));
 }
 
+/* An empty program. */
 void hgc_program_init(struct hgc_program *p)
 {
 	hgc_arena_init(&p->arena);
@@ -86,6 +87,7 @@ void hgc_dsl_use_source(struct hgc_load *ld, const char *file)
 	}
 }
 
+/* Report an error, its caret drawn from the file loc names. */
 int hgc_dsl_error(struct hgc_load *ld, const struct hgc_loc *loc, const char *fmt, ...)
 {
 	va_list ap;
@@ -98,6 +100,7 @@ int hgc_dsl_error(struct hgc_load *ld, const struct hgc_loc *loc, const char *fm
 	return -1;
 }
 
+/* A note after an error (dropped once the error cap is reached, like its error). */
 void hgc_dsl_note(struct hgc_load *ld, const struct hgc_loc *loc, const char *fmt, ...)
 {
 	va_list ap;
@@ -320,6 +323,7 @@ static void start_load(struct hgc_load *ld, struct hgc_program *p, struct hgc_di
 	hgc_vec_init(&ld->config_refs, sizeof(struct hgc_config_ref));
 }
 
+/* Load path and everything it includes; -1 if this load reported any error. */
 int hgc_program_load(struct hgc_program *p, const char *path, struct hgc_diag *d)
 {
 	struct hgc_load ld;
@@ -331,6 +335,7 @@ int hgc_program_load(struct hgc_program *p, const char *path, struct hgc_diag *d
 	return finish_load(&ld, nerr0, src_file, src);
 }
 
+/* Load src as if it were the file called file (includes are relative to it). */
 int hgc_program_load_string(struct hgc_program *p, const char *file, const char *src,
 			    struct hgc_diag *d)
 {

@@ -537,6 +537,7 @@ static void stmt(struct build *b, const struct hgc_ast *st, bool in_graph)
 	}
 }
 
+/* A list of statements, in order. */
 static void stmts(struct build *b, const struct hgc_ast *st, bool in_graph)
 {
 	for (; st; st = st->next)

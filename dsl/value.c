@@ -24,6 +24,7 @@ static bool parse_int(const struct hgc_tok *t, bool neg, int64_t *out)
 	return true;
 }
 
+/* An integer literal's value; reports a non-integer or an overflow. */
 int hgc_dsl_int(struct hgc_load *ld, const struct hgc_ast *v, const char *what, int64_t *out)
 {
 	if (v->kind != HGC_AST_INT)
@@ -34,6 +35,7 @@ int hgc_dsl_int(struct hgc_load *ld, const struct hgc_ast *v, const char *what, 
 	return 0;
 }
 
+/* A number literal's value (integers too); reports anything else or an overflow. */
 int hgc_dsl_num(struct hgc_load *ld, const struct hgc_ast *v, const char *what, double *out)
 {
 	char buf[64];
@@ -68,6 +70,7 @@ const char *hgc_dsl_word(struct hgc_load *ld, const struct hgc_ast *v)
 	return NULL;
 }
 
+/* "unknown WHAT 'x'", with a suggestion when a known name is close. */
 int hgc_dsl_unknown(struct hgc_load *ld, const struct hgc_loc *loc, const char *what,
 		    const char *s, size_t len, const char *const *names, int n)
 {
@@ -79,6 +82,7 @@ int hgc_dsl_unknown(struct hgc_load *ld, const struct hgc_loc *loc, const char *
 	return hgc_dsl_error(ld, loc, "unknown %s '%.*s'", what, (int)len, s);
 }
 
+/* An earlier node of the list with the same text as n (to find duplicates). */
 const struct hgc_ast *hgc_dsl_find_tok(const struct hgc_ast *list, const struct hgc_ast *n)
 {
 	for (; list && list != n; list = list->next)
