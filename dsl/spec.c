@@ -104,8 +104,8 @@ static int dims(struct build *b, const struct hgc_ast *st, int64_t *out, int *nd
 			bad = 1;
 			out[*nd] = 1;
 		} else if (out[*nd] <= 0) {
-			bad = hgc_dsl_error(b->ld, &v->loc, "dimension %lld of '%.*s' is not positive",
-					    (long long)out[*nd], st->tok.n, st->tok.z);
+			bad = hgc_dsl_error(b->ld, &v->loc, "a dimension of '%.*s' must be positive, not %lld",
+					    st->tok.n, st->tok.z, (long long)out[*nd]);
 			out[*nd] = 1;
 		}
 		n = n > MAX_ELEMS / out[*nd] ? MAX_ELEMS + 1 : n * out[*nd];
