@@ -15,6 +15,7 @@ static const char *const reserved[] = {
 	"_Alignas", "_Alignof", "_Atomic", "_Generic", "_Noreturn", "_Static_assert",
 	"_Thread_local", "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t",
 	"int64_t", "uint64_t", "intptr_t", "uintptr_t", "size_t", "main", "asm", "NULL",
+	"malloc", "free", "aligned_alloc", "omp_get_thread_num", "omp_get_num_threads",
 };
 
 /* FNV-1a, for the name set. */
