@@ -13,6 +13,15 @@ struct hgc_tir_var *lw_let(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
 	return v;
 }
 
+/* value held in a variable: itself when it reads an immutable variable already, else a let. */
+struct hgc_tir_var *lw_hold(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
+			    const char *name, struct hgc_tir_expr *value)
+{
+	if (value->kind == HGC_TIR_E_VAR && !value->u.var->nassign)
+		return value->u.var;
+	return lw_let(cx, block, name, value);
+}
+
 /* A variable the code assigns later (an accumulator): a let, then assignments mark it mutable. */
 struct hgc_tir_var *lw_mut(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
 			   const char *name, struct hgc_tir_expr *value)

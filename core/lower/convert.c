@@ -55,7 +55,7 @@ void lw_int_range(enum hgc_dtype dt, int64_t *lo, int64_t *hi)
 struct hgc_tir_expr *lw_clamp_int(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
 				  struct hgc_tir_expr *x, int64_t lo, int64_t hi)
 {
-	struct hgc_tir_var *v = lw_let(cx, block, "c", x);
+	struct hgc_tir_var *v = lw_hold(cx, block, "c", x);
 
 	return lw_sel(cx, lw_bin(cx, HGC_TIR_LT, lw_v(cx, v), lw_i(cx, lo)), lw_i(cx, lo),
 		      lw_sel(cx, lw_bin(cx, HGC_TIR_GT, lw_v(cx, v), lw_i(cx, hi)), lw_i(cx, hi),
@@ -67,7 +67,7 @@ struct hgc_tir_expr *lw_clamp_int(struct hgc_lower_ctx *cx, struct hgc_tir_stmt 
 struct hgc_tir_expr *lw_round_even(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
 				   struct hgc_tir_expr *x)
 {
-	struct hgc_tir_var *xv = lw_let(cx, block, "x", x), *fl, *fr, *half, *up;
+	struct hgc_tir_var *xv = lw_hold(cx, block, "x", x), *fl, *fr, *half, *up;
 
 	fl = lw_let(cx, block, "fl", lw_call1(cx, HGC_TIR_I_FLOOR, lw_v(cx, xv)));
 	fr = lw_let(cx, block, "fr", lw_bin(cx, HGC_TIR_SUB, lw_v(cx, xv), lw_v(cx, fl)));
@@ -85,7 +85,7 @@ struct hgc_tir_expr *lw_round_even(struct hgc_lower_ctx *cx, struct hgc_tir_stmt
 struct hgc_tir_expr *lw_round_away(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
 				   struct hgc_tir_expr *x)
 {
-	struct hgc_tir_var *xv = lw_let(cx, block, "x", x), *a, *fl, *r;
+	struct hgc_tir_var *xv = lw_hold(cx, block, "x", x), *a, *fl, *r;
 
 	a = lw_let(cx, block, "a", lw_call1(cx, HGC_TIR_I_ABS, lw_v(cx, xv)));
 	fl = lw_let(cx, block, "fl", lw_call1(cx, HGC_TIR_I_FLOOR, lw_v(cx, a)));
@@ -111,7 +111,7 @@ static struct hgc_tir_expr *kconst(struct hgc_lower_ctx *cx, enum hgc_dtype dt, 
 static struct hgc_tir_expr *f32_to_int(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
 				       struct hgc_tir_expr *x, enum hgc_dtype dt)
 {
-	struct hgc_tir_var *xv = lw_let(cx, block, "v", x), *r;
+	struct hgc_tir_var *xv = lw_hold(cx, block, "v", x), *r;
 	enum hgc_tir_kind k = (enum hgc_tir_kind)hgc_lower_type(dt).kind;
 	struct hgc_tir_expr *c;
 	int64_t lo, hi;
@@ -218,7 +218,7 @@ struct hgc_tir_expr *lw_div_int(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *b
 				struct hgc_tir_expr *a, struct hgc_tir_expr *b, int64_t lo,
 				int64_t hi)
 {
-	struct hgc_tir_var *av = lw_let(cx, block, "a", a), *bv = lw_let(cx, block, "b", b);
+	struct hgc_tir_var *av = lw_hold(cx, block, "a", a), *bv = lw_hold(cx, block, "b", b);
 	struct hgc_tir_var *neg, *n, *d, *q;
 
 	neg = lw_let(cx, block, "neg", lw_bin(cx, HGC_TIR_LT, lw_v(cx, bv), lw_i(cx, 0)));

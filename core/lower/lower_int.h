@@ -115,6 +115,9 @@ struct lw_nest {
 /* let name = value in block; returns the (immutable) variable. */
 struct hgc_tir_var *lw_let(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
 			   const char *name, struct hgc_tir_expr *value);
+/* value as a variable: reused when it reads an immutable one, else let name = value. */
+struct hgc_tir_var *lw_hold(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
+			    const char *name, struct hgc_tir_expr *value);
 /* A mutable variable defined in block (name = value), for accumulators. */
 struct hgc_tir_var *lw_mut(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
 			   const char *name, struct hgc_tir_expr *value);

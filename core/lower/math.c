@@ -18,7 +18,7 @@ struct hgc_tir_expr *lw_isnan(struct hgc_lower_ctx *cx, struct hgc_tir_var *x)
 struct hgc_tir_expr *lw_expm1(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
 			      struct hgc_tir_expr *x)
 {
-	struct hgc_tir_var *xv = lw_let(cx, block, "x", x), *u, *um1;
+	struct hgc_tir_var *xv = lw_hold(cx, block, "x", x), *u, *um1;
 	struct hgc_tir_expr *e;
 
 	u = lw_let(cx, block, "u", lw_call1(cx, HGC_TIR_I_EXP, lw_v(cx, xv)));
@@ -34,7 +34,7 @@ struct hgc_tir_expr *lw_expm1(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *blo
 struct hgc_tir_expr *lw_log1p(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
 			      struct hgc_tir_expr *z)
 {
-	struct hgc_tir_var *zv = lw_let(cx, block, "z", z), *w;
+	struct hgc_tir_var *zv = lw_hold(cx, block, "z", z), *w;
 	struct hgc_tir_expr *e;
 
 	w = lw_let(cx, block, "w", lw_bin(cx, HGC_TIR_ADD, lw_f(cx, 1), lw_v(cx, zv)));
@@ -48,7 +48,7 @@ struct hgc_tir_expr *lw_log1p(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *blo
 struct hgc_tir_expr *lw_softplus(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
 				 struct hgc_tir_expr *y)
 {
-	struct hgc_tir_var *yv = lw_let(cx, block, "y", y);
+	struct hgc_tir_var *yv = lw_hold(cx, block, "y", y);
 	struct hgc_tir_expr *l;
 
 	l = lw_log1p(cx, block, lw_call1(cx, HGC_TIR_I_EXP, hgc_tir_unary(cx->m, HGC_TIR_NEG,
@@ -64,7 +64,7 @@ static struct hgc_tir_expr *fminmax(struct hgc_lower_ctx *cx, struct hgc_tir_stm
 				    struct hgc_tir_expr *a, struct hgc_tir_expr *b,
 				    enum hgc_tir_binop cmp)
 {
-	struct hgc_tir_var *av = lw_let(cx, block, "a", a), *bv = lw_let(cx, block, "b", b);
+	struct hgc_tir_var *av = lw_hold(cx, block, "a", a), *bv = lw_hold(cx, block, "b", b);
 
 	return lw_sel(cx, lw_isnan(cx, av), lw_v(cx, bv),
 		      lw_sel(cx, lw_isnan(cx, bv), lw_v(cx, av),
