@@ -11,6 +11,7 @@
 
 #include <omp.h>
 #include <stdlib.h>
+#include <time.h>
 
 /* One loop: what it runs, and ops done per iteration. */
 struct loop {
@@ -108,22 +109,40 @@ static struct loop i8_loop(void)
 	return (struct loop){"no AVX2: not measured", NULL, 0};
 }
 
-/* Wall time of n iterations on each of t threads, started together. */
-static double timed(const struct loop *l, int64_t n, int t)
+/* CPU time of the calling thread in seconds. */
+static double thread_cpu(void)
 {
-	double t0 = 0, t1 = 0;
+	struct timespec ts;
 
-#pragma omp parallel num_threads(t)
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/*
+ * Ops per second of n iterations on each of t threads started together:
+ * the sum over threads of ops / the thread's own CPU time, so that time
+ * the scheduler gives to other processes on a shared machine does not
+ * count against the core.  *wall gets the wall time of the slowest thread.
+ */
+static double timed(const struct loop *l, int64_t n, int t, double *wall)
+{
+	double rate = 0, t0 = 0;
+
+#pragma omp parallel num_threads(t) reduction(+ : rate)
 	{
+		double c0;
+
 #pragma omp barrier
 #pragma omp master
 		t0 = hgc_now();
+		c0 = thread_cpu();
 		l->fn(n);
+		rate = (double)n * l->ops / (thread_cpu() - c0);
 #pragma omp barrier
 #pragma omp master
-		t1 = hgc_now();
+		*wall = hgc_now() - t0;
 	}
-	return t1 - t0;
+	return rate;
 }
 
 /* Order doubles for qsort. */
@@ -138,17 +157,17 @@ static int cmp_double(const void *a, const void *b)
  * (the limit is what the machine can do; other load only ever slows a run). */
 static double rate(const struct loop *l, int t, double seconds)
 {
-	double r[5], dt;
+	double r[5], wall = 0;
 	int64_t n = 1 << 16;
 	int i;
 
 	if (!l->fn)
 		return 0;
-	while ((dt = timed(l, n, t)) < 0.01)
+	for (timed(l, n, t, &wall); wall < 0.01; timed(l, n, t, &wall))
 		n *= 4;
-	n = (int64_t)((double)n * (seconds / 5) / dt) + 1;
+	n = (int64_t)((double)n * (seconds / 5) / wall) + 1;
 	for (i = 0; i < 5; i++)
-		r[i] = (double)n * l->ops * t / timed(l, n, t) * 1e-9;
+		r[i] = timed(l, n, t, &wall) * 1e-9;
 	qsort(r, 5, sizeof(double), cmp_double);
 	return r[4];
 }
