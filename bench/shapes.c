@@ -315,12 +315,11 @@ static int axis(struct cur *c, const char *at, const struct tags *t, enum tag i,
 	return 0;
 }
 
-/* Defaults and checks of a conv descriptor. */
-static int conv_resolve(struct cur *c, const char *at, struct tags *t, struct hgc_bench_conv *cv)
+/* Fill a conv descriptor's defaults and check what it must have. */
+static int conv_defaults(struct cur *c, const char *at, struct tags *t)
 {
-	int64_t h[3], w[3];
-	size_t i;
 	static const enum tag pos[] = {T_G, T_MB, T_IH, T_IW, T_KH, T_KW, T_SH, T_SW};
+	size_t i;
 
 	if (t->given[T_ID] || t->given[T_OD] || t->given[T_KD] || t->given[T_SD] ||
 	    t->given[T_PD] || t->given[T_DD])
@@ -345,6 +344,16 @@ static int conv_resolve(struct cur *c, const char *at, struct tags *t, struct hg
 	if (t->v[T_IC] % t->v[T_G] || t->v[T_OC] % t->v[T_G])
 		return fail(c, at, "'g' %lld does not divide 'ic' %lld and 'oc' %lld",
 			    (long long)t->v[T_G], (long long)t->v[T_IC], (long long)t->v[T_OC]);
+	return 0;
+}
+
+/* Defaults, checks and the derived sizes of a conv descriptor. */
+static int conv_resolve(struct cur *c, const char *at, struct tags *t, struct hgc_bench_conv *cv)
+{
+	int64_t h[3], w[3];
+
+	if (conv_defaults(c, at, t) < 0)
+		return -1;
 	if (t->given[T_PH] != t->given[T_PW])
 		pair(t, T_PH, T_PW, 0);
 	if (t->given[T_OH] != t->given[T_OW])
