@@ -76,30 +76,34 @@ static void dump1(struct hgc_load *ld, struct hgc_config *c, const struct hgc_as
 		c->dumps |= 1u << i;
 }
 
-/* `key = value;`: one of the known keys, each at most once. */
-static void setting(struct hgc_load *ld, struct hgc_config *c, const struct hgc_ast *first,
+/* `key = value;`: one of the known keys, each at most once (seen: bits of keys[]). */
+static void setting(struct hgc_load *ld, struct hgc_config *c, unsigned *seen,
 		    const struct hgc_ast *s)
 {
-	const struct hgc_ast *p, *v = s->a;
+	const struct hgc_ast *v = s->a;
+	int k;
 
-	for (p = first; p != s; p = p->next)
-		if (p->kind == HGC_AST_SETTING && p->tok.n == s->tok.n &&
-		    !memcmp(p->tok.z, s->tok.z, (size_t)s->tok.n)) {
-			hgc_dsl_error(ld, &s->loc, "duplicate config key '%.*s'", s->tok.n, s->tok.z);
-			return;
-		}
-	if (hgc_dsl_tok_is(&s->tok, "threads"))
-		threads(ld, c, v);
-	else if (hgc_dsl_tok_is(&s->tok, "backend"))
-		backend(ld, c, v);
-	else if (hgc_dsl_tok_is(&s->tok, "dump") && v->kind == HGC_AST_LIST)
-		for (v = v->a; v; v = v->next)
-			dump1(ld, c, v);
-	else if (hgc_dsl_tok_is(&s->tok, "dump"))
-		dump1(ld, c, v);
-	else
+	for (k = 0; k < COUNT(keys) && !hgc_dsl_tok_is(&s->tok, keys[k]); k++)
+		;
+	if (k == COUNT(keys)) {
 		hgc_dsl_unknown(ld, &s->loc, "config key", s->tok.z, (size_t)s->tok.n, keys,
 				COUNT(keys));
+		return;
+	}
+	if (*seen & 1u << k) {
+		hgc_dsl_error(ld, &s->loc, "duplicate config key '%s'", keys[k]);
+		return;
+	}
+	*seen |= 1u << k;
+	if (k == 0)
+		threads(ld, c, v);
+	else if (k == 1)
+		backend(ld, c, v);
+	else if (v->kind == HGC_AST_LIST)
+		for (v = v->a; v; v = v->next)
+			dump1(ld, c, v);
+	else
+		dump1(ld, c, v);
 }
 
 /* The text of a pin or pass value: a number, a name or a string. */
@@ -114,19 +118,17 @@ static const char *value_text(struct hgc_load *ld, const struct hgc_ast *v)
 }
 
 /* Add a use/pin/pass entry unless one of the same kind and key exists. */
-static void entry(struct hgc_load *ld, struct hgc_vec *ents, const char *kind, const char *key,
-		  const char *value, const struct hgc_ast *at)
+static void entry(struct hgc_load *ld, struct hgc_vec *ents, struct hgc_names *seen,
+		  const char *kind, const char *key, const char *value, const struct hgc_ast *at)
 {
 	struct hgc_config_entry *e;
-	size_t i;
+	const char *both = hgc_arena_printf(&ld->p->arena, "%s %s", kind, key);
 
-	for (i = 0; i < ents->len; i++) {
-		e = &HGC_VEC_AT(ents, struct hgc_config_entry, i);
-		if (!strcmp(e->kind, kind) && !strcmp(e->key, key)) {
-			hgc_dsl_error(ld, &at->loc, "duplicate '%s %s' in config", kind, key);
-			return;
-		}
+	if (hgc_dsl_names_get(seen, both, (int)strlen(both)) >= 0) {
+		hgc_dsl_error(ld, &at->loc, "duplicate '%s' in config", both);
+		return;
 	}
+	hgc_dsl_names_put(seen, both, (int)strlen(both), 1);
 	e = hgc_vec_push(ents);
 	e->kind = kind;
 	e->key = key;
@@ -135,21 +137,22 @@ static void entry(struct hgc_load *ld, struct hgc_vec *ents, const char *kind, c
 }
 
 /* `use T for OP;` `pin T.P = V;` `pass NAME = on|off;` */
-static void reserved(struct hgc_load *ld, struct hgc_vec *ents, const struct hgc_ast *s)
+static void reserved(struct hgc_load *ld, struct hgc_vec *ents, struct hgc_names *seen,
+		     const struct hgc_ast *s)
 {
 	struct hgc_arena *a = &ld->p->arena;
 	const char *v;
 
 	switch (s->kind) {
 	case HGC_AST_USE:
-		entry(ld, ents, "use", hgc_dsl_tok_str(a, &s->a->tok), hgc_dsl_tok_str(a, &s->tok), s);
+		entry(ld, ents, seen, "use", hgc_dsl_tok_str(a, &s->a->tok), hgc_dsl_tok_str(a, &s->tok), s);
 		break;
 	case HGC_AST_PIN:
 		v = value_text(ld, s->b);
 		if (!v)
 			hgc_dsl_error(ld, &s->b->loc, "a pinned value must be a number or a name");
 		else
-			entry(ld, ents, "pin", hgc_arena_printf(a, "%.*s.%.*s", s->tok.n, s->tok.z,
+			entry(ld, ents, seen, "pin", hgc_arena_printf(a, "%.*s.%.*s", s->tok.n, s->tok.z,
 								 s->a->tok.n, s->a->tok.z), v, s);
 		break;
 	case HGC_AST_PASS:
@@ -158,7 +161,7 @@ static void reserved(struct hgc_load *ld, struct hgc_vec *ents, const struct hgc
 			hgc_dsl_error(ld, &s->a->loc, "pass '%.*s' must be on or off", s->tok.n,
 				      s->tok.z);
 		else
-			entry(ld, ents, "pass", hgc_dsl_tok_str(a, &s->tok), v, s);
+			entry(ld, ents, seen, "pass", hgc_dsl_tok_str(a, &s->tok), v, s);
 		break;
 	default:
 		hgc_bug("unexpected config node %d", (int)s->kind);
@@ -168,13 +171,16 @@ static void reserved(struct hgc_load *ld, struct hgc_vec *ents, const struct hgc
 /* Register c unless its name is taken. */
 static void add_config(struct hgc_load *ld, struct hgc_config *c)
 {
-	const struct hgc_config *old = hgc_program_find_config(ld->p, c->name);
+	int k = hgc_dsl_names_get(&ld->config_names, c->name, (int)strlen(c->name));
+	const struct hgc_config *old;
 
-	if (old) {
+	if (k >= 0) {
+		old = HGC_PROGRAM_CONFIG(ld->p, k);
 		hgc_dsl_error(ld, &c->loc, "redefinition of config '%s'", c->name);
 		hgc_dsl_note(ld, &old->loc, "previous definition of config '%s' is here", old->name);
 		return;
 	}
+	hgc_dsl_names_put(&ld->config_names, c->name, (int)strlen(c->name), (int)ld->p->configs.len);
 	*(struct hgc_config **)hgc_vec_push(&ld->p->configs) = c;
 }
 
@@ -184,16 +190,20 @@ void hgc_dsl_check_config(struct hgc_load *ld, const struct hgc_ast *blk)
 	struct hgc_config *c = hgc_arena_calloc(&ld->p->arena, 1, sizeof(*c));
 	const struct hgc_ast *s;
 	struct hgc_vec ents;
+	struct hgc_names seen_entries;
+	unsigned seen_keys = 0;
 
 	c->name = hgc_dsl_tok_str(&ld->p->arena, &blk->tok);
 	c->loc = blk->loc;
 	hgc_vec_init(&ents, sizeof(struct hgc_config_entry));
+	hgc_dsl_names_init(&seen_entries);
 	for (s = blk->a; s; s = s->next) {
 		if (s->kind == HGC_AST_SETTING)
-			setting(ld, c, blk->a, s);
+			setting(ld, c, &seen_keys, s);
 		else
-			reserved(ld, &ents, s);
+			reserved(ld, &ents, &seen_entries, s);
 	}
+	hgc_dsl_names_release(&seen_entries);
 	c->nentries = (int)ents.len;
 	c->entries = hgc_arena_calloc(&ld->p->arena, ents.len, sizeof(*c->entries));
 	if (ents.len)

@@ -158,6 +158,16 @@ struct hgc_parse {
 	struct hgc_tok last;		/* the last token read (for end-of-input errors) */
 };
 
+/* A hash table from names (text not owned: tokens or arena strings) to ints. */
+struct hgc_names {
+	struct hgc_name_slot {
+		const char *z;	/* NULL: empty slot */
+		int n;
+		int val;
+	} *slots;
+	size_t cap, len;	/* cap is 0 or a power of two */
+};
+
 /* A file on the include stack of the load in progress. */
 struct hgc_include {
 	const char *key;		/* canonical path */
@@ -175,8 +185,10 @@ struct hgc_config_ref {
 struct hgc_load {
 	struct hgc_program *p;
 	struct hgc_diag *d;		/* where errors go (a negative spec swaps it) */
-	struct hgc_vec failed;		/* struct hgc_ast *: spec blocks that failed, for duplicates */
+	struct hgc_vec spec_locs;	/* const struct hgc_loc *: where each spec name was defined */
 	struct hgc_vec config_refs;	/* struct hgc_config_ref */
+	struct hgc_names spec_names;	/* every spec name seen -> index in spec_locs */
+	struct hgc_names config_names;	/* every config name of the program -> index in p->configs */
 	struct hgc_include *stack;	/* the files being loaded, innermost first */
 	int depth;
 	size_t first_spec;		/* p->specs[first_spec..] are this load's */
@@ -236,8 +248,13 @@ const char *hgc_dsl_word(struct hgc_load *ld, const struct hgc_ast *v);
 /* Report "unknown WHAT 's'[; did you mean 'y'?]" at loc, y the closest of names. */
 int hgc_dsl_unknown(struct hgc_load *ld, const struct hgc_loc *loc, const char *what,
 		    const char *s, size_t len, const char *const *names, int n);
-/* The earlier node among list[0..) whose token equals n's, or NULL. */
-const struct hgc_ast *hgc_dsl_find_tok(const struct hgc_ast *list, const struct hgc_ast *n);
+/* names.c */
+void hgc_dsl_names_init(struct hgc_names *t);
+void hgc_dsl_names_release(struct hgc_names *t);
+/* The value stored under z[0..n), or -1 if absent. */
+int hgc_dsl_names_get(const struct hgc_names *t, const char *z, int n);
+/* Store val under z[0..n) (replacing any value); z must outlive the table. */
+void hgc_dsl_names_put(struct hgc_names *t, const char *z, int n, int val);
 
 /* config.c */
 void hgc_dsl_check_config(struct hgc_load *ld, const struct hgc_ast *blk);

@@ -283,10 +283,13 @@ static void resolve_configs(struct hgc_load *ld)
 	struct hgc_config_ref *ref;
 	struct hgc_spec *s;
 	size_t i, j = ld->first_spec;
+	int k;
 
 	for (i = 0; i < ld->config_refs.len; i++) {
 		ref = &HGC_VEC_AT(&ld->config_refs, struct hgc_config_ref, i);
-		ref->spec->config = hgc_program_find_config(p, ref->spec->config_name);
+		k = hgc_dsl_names_get(&ld->config_names, ref->spec->config_name,
+				      (int)strlen(ref->spec->config_name));
+		ref->spec->config = k < 0 ? NULL : HGC_PROGRAM_CONFIG(p, k);
 		if (!ref->spec->config)
 			hgc_dsl_error(ld, &ref->loc, "unknown config '%s'", ref->spec->config_name);
 	}
@@ -302,28 +305,44 @@ static void resolve_configs(struct hgc_load *ld)
 	p->specs.len = j;
 }
 
-/* Set up a load, run body (a file or a string), resolve, clean up. */
+/* Resolve, free the load's tables and give the caller its caret source back. */
 static int finish_load(struct hgc_load *ld, int nerr0, const char *src_file, const char *src)
 {
 	resolve_configs(ld);
-	hgc_vec_release(&ld->failed);
+	hgc_vec_release(&ld->spec_locs);
 	hgc_vec_release(&ld->config_refs);
+	hgc_dsl_names_release(&ld->spec_names);
+	hgc_dsl_names_release(&ld->config_names);
 	hgc_diag_set_source(ld->d, src_file, src);
 	return ld->d->nerr > nerr0 ? -1 : 0;
 }
 
-/* Start the state of one load. */
+/* Start the state of one load, with the names the program already has. */
 static void start_load(struct hgc_load *ld, struct hgc_program *p, struct hgc_diag *d)
 {
+	const struct hgc_spec *s;
+	const struct hgc_config *c;
+	size_t i;
+
 	memset(ld, 0, sizeof(*ld));
 	ld->p = p;
 	ld->d = d;
 	ld->first_spec = p->specs.len;
-	hgc_vec_init(&ld->failed, sizeof(struct hgc_ast *));
+	hgc_vec_init(&ld->spec_locs, sizeof(const struct hgc_loc *));
 	hgc_vec_init(&ld->config_refs, sizeof(struct hgc_config_ref));
+	hgc_dsl_names_init(&ld->spec_names);
+	hgc_dsl_names_init(&ld->config_names);
+	for (i = 0; i < p->specs.len; i++) {
+		s = HGC_PROGRAM_SPEC(p, i);
+		hgc_dsl_names_put(&ld->spec_names, s->name, (int)strlen(s->name), (int)i);
+		*(const struct hgc_loc **)hgc_vec_push(&ld->spec_locs) = &s->loc;
+	}
+	for (i = 0; i < p->configs.len; i++) {
+		c = HGC_PROGRAM_CONFIG(p, i);
+		hgc_dsl_names_put(&ld->config_names, c->name, (int)strlen(c->name), (int)i);
+	}
 }
 
-/* Load path and everything it includes; -1 if this load reported any error. */
 int hgc_program_load(struct hgc_program *p, const char *path, struct hgc_diag *d)
 {
 	struct hgc_load ld;

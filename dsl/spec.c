@@ -13,6 +13,8 @@
 
 /* Tensors above this many elements are surely a typo (and would overflow). */
 #define MAX_ELEMS (INT64_C(1) << 40)
+/* More arguments than this in one op call are surely a mistake. */
+#define MAX_ARGS 1024
 
 static const char *const op_names[] = {
 #define X(e, n, c, lo, hi, f) n,
@@ -38,26 +40,26 @@ struct build {
 	struct hgc_diag neg;		/* a negative spec's build errors */
 	bool negative;
 	struct hgc_vec syms;		/* struct sym */
+	struct hgc_names symtab;	/* name -> index in syms */
 	struct hgc_vec gens;		/* struct hgc_gen, in graph input order */
 	struct hgc_vec outs;		/* const struct hgc_ast *: the NAMEs of output statements */
+	struct hgc_names outnames;	/* output name -> 1 */
 	struct hgc_vec golden;		/* const struct hgc_ast *: GOLDEN statements */
 	const struct hgc_ast *seen_config, *seen_error;
+	unsigned seen_keys;		/* expect and bench keys given: bits of KEY_* */
 };
+
+/* Keys of expect and bench blocks, each allowed once per spec. */
+enum { KEY_RTOL = 1, KEY_ATOL = 2, KEY_ITERS = 4, KEY_WARMUP = 8 };
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* The symbol called like tok, or NULL. */
 static struct sym *find(struct build *b, const struct hgc_tok *tok)
 {
-	struct sym *s;
-	size_t i;
+	int i = hgc_dsl_names_get(&b->symtab, tok->z, tok->n);
 
-	for (i = 0; i < b->syms.len; i++) {
-		s = &HGC_VEC_AT(&b->syms, struct sym, i);
-		if (s->def->tok.n == tok->n && !memcmp(s->def->tok.z, tok->z, (size_t)tok->n))
-			return s;
-	}
-	return NULL;
+	return i < 0 ? NULL : &HGC_VEC_AT(&b->syms, struct sym, i);
 }
 
 /* Bind def's name to t (NULL: poisoned); a second definition is an error. */
@@ -71,6 +73,7 @@ static void bind(struct build *b, const struct hgc_ast *def, struct hgc_tensor *
 			     def->tok.n, def->tok.z);
 		return;
 	}
+	hgc_dsl_names_put(&b->symtab, def->tok.z, def->tok.n, (int)b->syms.len);
 	s = hgc_vec_push(&b->syms);
 	s->def = def;
 	s->t = t;
@@ -224,34 +227,26 @@ static int attr(struct build *b, const struct hgc_ast *named, struct hgc_attr *a
 	}
 }
 
-/* Whether an attribute named like arg comes before it in the call. */
-static bool earlier_attr(const struct hgc_ast *call, const struct hgc_ast *arg)
-{
-	const struct hgc_ast *a;
-
-	for (a = call->a; a != arg; a = a->next)
-		if (a->kind == HGC_AST_NAMED && a->tok.n == arg->tok.n &&
-		    !memcmp(a->tok.z, arg->tok.z, (size_t)arg->tok.n))
-			return true;
-	return false;
-}
-
 /* An op's arguments: operands (defined tensors) and attributes (each once). */
 static int op_args(struct build *b, const struct hgc_ast *call, struct hgc_tensor **in,
 		   struct hgc_attr *attrs, int *nin, int *nattr)
 {
 	const struct hgc_ast *arg;
+	struct hgc_names names;
 	struct sym *s;
 	int bad = 0;
 
 	*nin = *nattr = 0;
+	hgc_dsl_names_init(&names);
 	for (arg = call->a; arg; arg = arg->next) {
 		if (arg->kind == HGC_AST_NAMED) {
-			if (earlier_attr(call, arg))
+			if (hgc_dsl_names_get(&names, arg->tok.z, arg->tok.n) >= 0) {
 				bad = hgc_dsl_error(b->ld, &arg->loc, "duplicate attribute '%.*s'",
 						    arg->tok.n, arg->tok.z);
-			else
-				bad |= attr(b, arg, &attrs[(*nattr)++]);
+				continue;
+			}
+			hgc_dsl_names_put(&names, arg->tok.z, arg->tok.n, 1);
+			bad |= attr(b, arg, &attrs[(*nattr)++]);
 		} else if (arg->kind != HGC_AST_NAME) {
 			bad = hgc_dsl_error(b->ld, &arg->loc, "an operand must be a tensor name");
 		} else if (!(s = find(b, &arg->tok))) {
@@ -263,6 +258,7 @@ static int op_args(struct build *b, const struct hgc_ast *call, struct hgc_tenso
 			in[(*nin)++] = s->t;
 		}
 	}
+	hgc_dsl_names_release(&names);
 	return bad ? -1 : 0;
 }
 
@@ -284,10 +280,17 @@ static void op(struct build *b, const struct hgc_ast *st)
 	enum hgc_op_kind kind = hgc_op_kind_parse(call->tok.z, (size_t)call->tok.n);
 	enum hgc_dtype out_dt = st->a ? dtype(b, st->a) : HGC_DT_UNDEF;
 	int n = nargs(call), nin, nattr, i, bad = 0;
-	struct hgc_tensor **in = hgc_arena_calloc(&b->ld->p->arena, (size_t)n + 1, sizeof(*in));
-	struct hgc_attr *attrs = hgc_arena_calloc(&b->ld->p->arena, (size_t)n + 1, sizeof(*attrs));
+	struct hgc_tensor **in;
+	struct hgc_attr *attrs;
 	struct hgc_op *o;
 
+	if (n > MAX_ARGS) {
+		hgc_dsl_error(b->ld, &call->loc, "%d arguments; at most %d are allowed", n, MAX_ARGS);
+		bind(b, st, NULL);
+		return;
+	}
+	in = hgc_arena_calloc(&b->ld->p->arena, (size_t)n + 1, sizeof(*in));
+	attrs = hgc_arena_calloc(&b->ld->p->arena, (size_t)n + 1, sizeof(*attrs));
 	if (kind == HGC_OP_COUNT)
 		bad = hgc_dsl_unknown(b->ld, &call->loc, "op", call->tok.z, (size_t)call->tok.n,
 				      op_names, COUNT(op_names));
@@ -313,24 +316,20 @@ static void op(struct build *b, const struct hgc_ast *st)
 /* The graph's outputs, in the order of the output statements. */
 static void outputs(struct build *b)
 {
-	const struct hgc_ast *n, *m;
+	const struct hgc_ast *n;
 	struct sym *s;
-	size_t i, j;
+	size_t i;
 
 	for (i = 0; i < b->outs.len; i++) {
 		n = HGC_VEC_AT(&b->outs, const struct hgc_ast *, i);
-		for (j = 0; j < i; j++) {
-			m = HGC_VEC_AT(&b->outs, const struct hgc_ast *, j);
-			if (m->tok.n == n->tok.n && !memcmp(m->tok.z, n->tok.z, (size_t)n->tok.n))
-				break;
-		}
-		if (j < i)
+		if (hgc_dsl_names_get(&b->outnames, n->tok.z, n->tok.n) >= 0)
 			hgc_dsl_error(b->ld, &n->loc, "duplicate output '%.*s'", n->tok.n, n->tok.z);
 		else if (!(s = find(b, &n->tok)))
 			hgc_dsl_error(b->ld, &n->loc, "output '%.*s' is not defined", n->tok.n,
 				      n->tok.z);
 		else if (s->t)
 			hgc_graph_add_output(b->g, s->t);
+		hgc_dsl_names_put(&b->outnames, n->tok.z, n->tok.n, 1);
 	}
 }
 
@@ -347,11 +346,13 @@ static int non_negative(struct build *b, const struct hgc_ast *kv, double *out)
 	return 0;
 }
 
-/* Whether kv's key came earlier in its block (reported as a duplicate). */
-static bool duplicate_key(struct build *b, const struct hgc_ast *first, const struct hgc_ast *kv)
+/* Whether key was given before in this spec (reported as a duplicate); marks it given. */
+static bool duplicate_key(struct build *b, const struct hgc_ast *kv, unsigned key)
 {
-	if (!hgc_dsl_find_tok(first, kv))
+	if (!(b->seen_keys & key)) {
+		b->seen_keys |= key;
 		return false;
+	}
 	hgc_dsl_error(b->ld, &kv->loc, "duplicate key '%.*s'", kv->tok.n, kv->tok.z);
 	return true;
 }
@@ -360,18 +361,20 @@ static bool duplicate_key(struct build *b, const struct hgc_ast *first, const st
 static void expect(struct build *b, const struct hgc_ast *st)
 {
 	const struct hgc_ast *kv;
+	bool rtol;
 	double v;
 
 	for (kv = st->a; kv; kv = kv->next) {
-		if (duplicate_key(b, st->a, kv))
-			continue;
-		if (hgc_dsl_tok_is(&kv->tok, "rtol") && !non_negative(b, kv, &v))
-			b->s->rtol = v, b->s->has_tol = true;
-		else if (hgc_dsl_tok_is(&kv->tok, "atol") && !non_negative(b, kv, &v))
-			b->s->atol = v, b->s->has_tol = true;
-		else if (!hgc_dsl_tok_is(&kv->tok, "rtol") && !hgc_dsl_tok_is(&kv->tok, "atol"))
+		rtol = hgc_dsl_tok_is(&kv->tok, "rtol");
+		if (!rtol && !hgc_dsl_tok_is(&kv->tok, "atol"))
 			hgc_dsl_unknown(b->ld, &kv->loc, "expect key", kv->tok.z, (size_t)kv->tok.n,
 					expect_keys, COUNT(expect_keys));
+		else if (duplicate_key(b, kv, rtol ? KEY_RTOL : KEY_ATOL) || non_negative(b, kv, &v))
+			continue;
+		else if (rtol)
+			b->s->rtol = v, b->s->has_tol = true;
+		else
+			b->s->atol = v, b->s->has_tol = true;
 	}
 }
 
@@ -384,11 +387,11 @@ static void bench(struct build *b, const struct hgc_ast *st)
 
 	for (kv = st->a; kv; kv = kv->next) {
 		iters = hgc_dsl_tok_is(&kv->tok, "iters");
-		if (duplicate_key(b, st->a, kv))
-			continue;
 		if (!iters && !hgc_dsl_tok_is(&kv->tok, "warmup")) {
 			hgc_dsl_unknown(b->ld, &kv->loc, "bench key", kv->tok.z, (size_t)kv->tok.n,
 					bench_keys, COUNT(bench_keys));
+		} else if (duplicate_key(b, kv, iters ? KEY_ITERS : KEY_WARMUP)) {
+			continue;
 		} else if (hgc_dsl_int(b->ld, kv->a, iters ? "'iters'" : "'warmup'", &n) < 0) {
 			continue;
 		} else if (n < !!iters || n > 1000000000) {
@@ -405,16 +408,9 @@ static void bench(struct build *b, const struct hgc_ast *st)
 /* `expect NAME = GEN;` golden values for an output, checked once outputs are known. */
 static void golden(struct build *b, const struct hgc_ast *st, struct hgc_golden *out)
 {
-	const struct hgc_ast *n;
 	struct sym *s = find(b, &st->tok);
-	size_t i;
 
-	for (i = 0; i < b->outs.len; i++) {
-		n = HGC_VEC_AT(&b->outs, const struct hgc_ast *, i);
-		if (n->tok.n == st->tok.n && !memcmp(n->tok.z, st->tok.z, (size_t)n->tok.n))
-			break;
-	}
-	if (i == b->outs.len) {
+	if (hgc_dsl_names_get(&b->outnames, st->tok.z, st->tok.n) < 0) {
 		hgc_dsl_error(b->ld, &st->loc, "'%.*s' is not an output of spec '%s'", st->tok.n,
 			      st->tok.z, b->s->name);
 		return;
@@ -430,28 +426,27 @@ static void golden(struct build *b, const struct hgc_ast *st, struct hgc_golden 
 /* Every golden statement, each output at most once. */
 static void goldens(struct build *b)
 {
-	const struct hgc_ast *st, *prev;
+	const struct hgc_ast *st;
 	struct hgc_golden *g;
-	size_t i, j;
+	struct hgc_names seen;
+	size_t i;
 
+	hgc_dsl_names_init(&seen);
 	b->s->golden = hgc_arena_calloc(&b->ld->p->arena, b->golden.len, sizeof(*g));
 	for (i = 0; i < b->golden.len; i++) {
 		st = HGC_VEC_AT(&b->golden, const struct hgc_ast *, i);
-		for (j = 0; j < i; j++) {
-			prev = HGC_VEC_AT(&b->golden, const struct hgc_ast *, j);
-			if (prev->tok.n == st->tok.n && !memcmp(prev->tok.z, st->tok.z, (size_t)st->tok.n))
-				break;
-		}
-		if (j < i) {
+		if (hgc_dsl_names_get(&seen, st->tok.z, st->tok.n) >= 0) {
 			hgc_dsl_error(b->ld, &st->loc, "duplicate golden values for '%.*s'", st->tok.n,
 				      st->tok.z);
 			continue;
 		}
+		hgc_dsl_names_put(&seen, st->tok.z, st->tok.n, 1);
 		g = &b->s->golden[b->s->ngolden];
 		golden(b, st, g);
 		if (g->tensor)
 			b->s->ngolden++;
 	}
+	hgc_dsl_names_release(&seen);
 }
 
 /* Route the errors of graph statements of a negative spec into its scratch diag. */
@@ -574,25 +569,19 @@ static const struct hgc_ast *negative(const struct hgc_ast *blk)
 	return NULL;
 }
 
-/* Whether a spec of that name exists (reported as a redefinition). */
+/* Whether a spec of that name was seen (reported as a redefinition); records it. */
 static bool redefined(struct hgc_load *ld, const struct hgc_ast *blk)
 {
-	const struct hgc_loc *old = NULL;
-	const struct hgc_ast *f;
-	size_t i;
+	int k = hgc_dsl_names_get(&ld->spec_names, blk->tok.z, blk->tok.n);
 
-	for (i = 0; i < ld->p->specs.len && !old; i++)
-		if (hgc_dsl_tok_is(&blk->tok, HGC_PROGRAM_SPEC(ld->p, i)->name))
-			old = &HGC_PROGRAM_SPEC(ld->p, i)->loc;
-	for (i = 0; i < ld->failed.len && !old; i++) {
-		f = HGC_VEC_AT(&ld->failed, const struct hgc_ast *, i);
-		if (f->tok.n == blk->tok.n && !memcmp(f->tok.z, blk->tok.z, (size_t)f->tok.n))
-			old = &f->loc;
-	}
-	if (!old)
+	if (k < 0) {
+		hgc_dsl_names_put(&ld->spec_names, blk->tok.z, blk->tok.n, (int)ld->spec_locs.len);
+		*(const struct hgc_loc **)hgc_vec_push(&ld->spec_locs) = &blk->loc;
 		return false;
+	}
 	hgc_dsl_error(ld, &blk->loc, "redefinition of spec '%.*s'", blk->tok.n, blk->tok.z);
-	hgc_dsl_note(ld, old, "previous definition of spec '%.*s' is here", blk->tok.n, blk->tok.z);
+	hgc_dsl_note(ld, HGC_VEC_AT(&ld->spec_locs, const struct hgc_loc *, k),
+		     "previous definition of spec '%.*s' is here", blk->tok.n, blk->tok.z);
 	return true;
 }
 
@@ -652,18 +641,20 @@ void hgc_dsl_check_spec(struct hgc_load *ld, const struct hgc_ast *blk)
 	hgc_vec_init(&b.gens, sizeof(struct hgc_gen));
 	hgc_vec_init(&b.outs, sizeof(const struct hgc_ast *));
 	hgc_vec_init(&b.golden, sizeof(const struct hgc_ast *));
+	hgc_dsl_names_init(&b.symtab);
+	hgc_dsl_names_init(&b.outnames);
 	stmts(&b, blk->a, false);
 	finish_graph(&b, blk);
 	hgc_vec_release(&b.syms);
 	hgc_vec_release(&b.gens);
 	hgc_vec_release(&b.outs);
 	hgc_vec_release(&b.golden);
+	hgc_dsl_names_release(&b.symtab);
+	hgc_dsl_names_release(&b.outnames);
 	if (dup || ld->d->nerr > nerr0) {
 		if (s->graph)
 			hgc_graph_free(s->graph);
 		s->graph = NULL;
-		if (!dup)
-			*(const struct hgc_ast **)hgc_vec_push(&ld->failed) = blk;
 		return;
 	}
 	*(struct hgc_spec **)hgc_vec_push(&ld->p->specs) = s;

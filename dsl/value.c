@@ -81,12 +81,3 @@ int hgc_dsl_unknown(struct hgc_load *ld, const struct hgc_loc *loc, const char *
 				     (int)len, s, near);
 	return hgc_dsl_error(ld, loc, "unknown %s '%.*s'", what, (int)len, s);
 }
-
-/* An earlier node of the list with the same text as n (to find duplicates). */
-const struct hgc_ast *hgc_dsl_find_tok(const struct hgc_ast *list, const struct hgc_ast *n)
-{
-	for (; list && list != n; list = list->next)
-		if (list->tok.n == n->tok.n && !memcmp(list->tok.z, n->tok.z, (size_t)n->tok.n))
-			return list;
-	return NULL;
-}
