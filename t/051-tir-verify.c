@@ -223,7 +223,8 @@ static void test_intrinsics(void)
 	       "intrinsic signatures");
 }
 
-/* A scalar defined outside a parallel for cannot be assigned inside it. */
+/* A scalar defined outside a parallel for cannot be assigned inside it, nor
+   can a parallel for return. */
 static void test_race(void)
 {
 	struct fixture x = setup();
@@ -238,7 +239,9 @@ static void test_race(void)
 	hgc_tir_assign(m, b, acc, hgc_tir_add(m, V(acc), hgc_tir_loadv(m, x.Y, 1, V(i))));
 	hgc_tir_let(m, b, own, hgc_tir_f32(m, 0));
 	hgc_tir_assign(m, b, own, hgc_tir_loadv(m, x.Y, 1, V(i)));
-	expect(&x, ERR("'acc' is assigned in a parallel for but defined outside it"),
+	hgc_tir_return(m, b, NULL);
+	expect(&x, ERR("'acc' is assigned in a parallel for but defined outside it")
+		   ERR("return inside a parallel for"),
 	       "assignments racing across threads");
 }
 

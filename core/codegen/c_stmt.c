@@ -167,7 +167,43 @@ static void brgemm(struct cemit *c, const struct hgc_tir_expr *e)
 	fputs(");\n", c->out);
 }
 
-/* fill, copy and copy2d as a loop or memmove over the destination's element type. */
+/* The body of fill: hgc_d[0..n) = value, with value and n evaluated once. */
+static void fill_loop(struct cemit *c, const struct hgc_tir_expr *e, const char *t)
+{
+	fprintf(c->out, "%s hgc_v = ", t);
+	arg(c, e, 1, 0);
+	fputs(";\n\n", c->out);
+	tabs(c);
+	fputs("for (int64_t hgc_i = 0, hgc_n = ", c->out);
+	arg(c, e, 2, 2);
+	fputs("; hgc_i < hgc_n; hgc_i++)\n", c->out);
+	tabs(c);
+	fputs("\thgc_d[hgc_i] = hgc_v;\n", c->out);
+}
+
+/* The body of copy2d: one memmove per row, the sizes evaluated once. */
+static void copy2d_loop(struct cemit *c, const struct hgc_tir_expr *e, const char *t)
+{
+	static const char *const names[4] = { "hgc_n", "hgc_c", "hgc_ld", "hgc_ls" };
+	int i;
+
+	fprintf(c->out, "const %s *hgc_s = ", t);
+	arg(c, e, 1, 0);
+	fputs(";\n", c->out);
+	tabs(c);
+	for (i = 0; i < 4; i++) {
+		fprintf(c->out, "%s%s = ", i ? ", " : "int64_t ", names[i]);
+		arg(c, e, 2 + i, 2);
+	}
+	fputs(";\n\n", c->out);
+	tabs(c);
+	fputs("for (int64_t hgc_r = 0; hgc_r < hgc_n; hgc_r++)\n", c->out);
+	tabs(c);
+	fprintf(c->out, "\t__builtin_memmove(hgc_d + hgc_r * hgc_ld, hgc_s + hgc_r * hgc_ls, "
+		"(hgc_size_t)hgc_c * sizeof(%s));\n", t);
+}
+
+/* fill, copy and copy2d over the destination's element type. */
 static void move(struct cemit *c, const struct hgc_tir_expr *e)
 {
 	struct hgc_tir_type elem = e->ops[0]->type;
@@ -185,43 +221,17 @@ static void move(struct cemit *c, const struct hgc_tir_expr *e)
 		fprintf(c->out, " * sizeof(%s));\n", t);
 		return;
 	}
-	fprintf(c->out, "{\n");
+	fputs("{\n", c->out);
 	c->indent++;
 	tabs(c);
 	fprintf(c->out, "%s *hgc_d = ", t);
 	arg(c, e, 0, 0);
 	fputs(";\n", c->out);
 	tabs(c);
-	if (e->op == HGC_TIR_I_FILL) {
-		fprintf(c->out, "%s hgc_v = ", t);
-		arg(c, e, 1, 0);
-		fputs(";\n\n", c->out);
-		tabs(c);
-		fputs("for (int64_t hgc_i = 0, hgc_n = ", c->out);
-		arg(c, e, 2, 2);
-		fputs("; hgc_i < hgc_n; hgc_i++)\n", c->out);
-		tabs(c);
-		fputs("\thgc_d[hgc_i] = hgc_v;\n", c->out);
-	} else {
-		fprintf(c->out, "const %s *hgc_s = ", t);
-		arg(c, e, 1, 0);
-		fputs(";\n", c->out);
-		tabs(c);
-		fputs("int64_t hgc_n = ", c->out);
-		arg(c, e, 2, 2);
-		fputs(", hgc_c = ", c->out);
-		arg(c, e, 3, 2);
-		fputs(", hgc_ld = ", c->out);
-		arg(c, e, 4, 2);
-		fputs(", hgc_ls = ", c->out);
-		arg(c, e, 5, 2);
-		fputs(";\n\n", c->out);
-		tabs(c);
-		fputs("for (int64_t hgc_r = 0; hgc_r < hgc_n; hgc_r++)\n", c->out);
-		tabs(c);
-		fprintf(c->out, "\t__builtin_memmove(hgc_d + hgc_r * hgc_ld, hgc_s + hgc_r * hgc_ls, "
-			"(hgc_size_t)hgc_c * sizeof(%s));\n", t);
-	}
+	if (e->op == HGC_TIR_I_FILL)
+		fill_loop(c, e, t);
+	else
+		copy2d_loop(c, e, t);
 	c->indent--;
 	tabs(c);
 	fputs("}\n", c->out);

@@ -253,6 +253,8 @@ static void check_return(struct vctx *v, const struct hgc_tir_stmt *s)
 {
 	bool is_void = v->f->ret.kind == HGC_TIR_VOID && !v->f->ret.ptr;
 
+	if (v->pfor_depth)
+		hgc_tir_verr(v, "return inside a parallel for");
 	if (!s->u.expr) {
 		if (!is_void)
 			hgc_tir_verr(v, "return without a value in a function returning a value");
