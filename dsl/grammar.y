@@ -141,7 +141,10 @@ names(A) ::= ID(N).				{ A = hgc_dsl_list1(NODE(NAME, N)); }
 names(A) ::= names(L) COMMA ID(N).		{ A = L; hgc_dsl_list_add(&A, NODE(NAME, N)); }
 
 kvs(A) ::= .					{ A.head = A.tail = NULL; }
-kvs(A) ::= kvs(L) ID(N) ASSIGN value(V) SEMI.	{ A = L; hgc_dsl_list_add(&A, NODE2(NAMED, N, V, NULL)); }
+kvs(A) ::= kvs(L) ID(N) ASSIGN value(V) SEMI. {
+	A = L;
+	hgc_dsl_list_add(&A, NODE2(NAMED, N, V, NULL));
+}
 
 /* ---- configs ---- */
 
@@ -170,7 +173,9 @@ tstmt(A) ::= LAYOUT ID(N) COLON LB exprs(D) RB packing(P) SEMI. { A = NODE2(LAYO
 tstmt(A) ::= TENSOR ID(N) COLON ID(T) LB exprs(D) RB SEMI. {
 	A = NODE2(TENSOR, N, NODE2(TYPE, T, D.head, NULL), NULL);
 }
-tstmt(A) ::= PARALLEL(K) iters(L) LBRACE tstmts(B) RBRACE. { A = NODE2(PARALLEL, K, L.head, B.head); }
+tstmt(A) ::= PARALLEL(K) iters(L) LBRACE tstmts(B) RBRACE. {
+	A = NODE2(PARALLEL, K, L.head, B.head);
+}
 tstmt(A) ::= FOR(K) iter(I) LBRACE tstmts(B) RBRACE. { A = NODE2(FOR, K, I, B.head); }
 tstmt(A) ::= ANCHOR ID(N) COLON expr(S) SEMI.	{ A = NODE2(ANCHOR, N, S, NULL); }
 tstmt(A) ::= ANCHOR ID(N) COLON expr(S) ARROW expr(T) SEMI. { A = NODE2(ANCHOR, N, S, T); }
@@ -182,7 +187,10 @@ tstmt(A) ::= IF(K) expr(C) LBRACE tstmts(T) RBRACE ELSE LBRACE tstmts(E) RBRACE.
 }
 tstmt(A) ::= ID(F) LP targs(L) RP SEMI.		{ A = NODE2(EVAL, F, NODE2(CALL, F, L.head, NULL), NULL); }
 tstmt(A) ::= ID(F) LP RP SEMI.			{ A = NODE2(EVAL, F, NODE(CALL, F), NULL); }
-tstmt(A) ::= ID(N) ASSIGN(K) expr(E) SEMI.	{ A = NODE2(ASSIGN, K, NODE(NAME, N), E); A->loc = A->a->loc; }
+tstmt(A) ::= ID(N) ASSIGN(K) expr(E) SEMI. {
+	A = NODE2(ASSIGN, K, NODE(NAME, N), E);
+	A->loc = A->a->loc;
+}
 tstmt(A) ::= ID(N) LB slices(S) RB ASSIGN(K) expr(E) SEMI. {
 	A = NODE2(ASSIGN, K, NODE2(INDEX, N, S.head, NULL), E);
 	A->loc = A->a->loc;
@@ -190,7 +198,10 @@ tstmt(A) ::= ID(N) LB slices(S) RB ASSIGN(K) expr(E) SEMI. {
 
 constraints(A) ::= constraint(X).		{ A = hgc_dsl_list1(X); }
 constraints(A) ::= constraints(L) COMMA constraint(X). { A = L; hgc_dsl_list_add(&A, X); }
-constraint(A) ::= ckw(K) LP exprs(L) RP.	{ A = NODE2(CONSTRAINT, K, L.head, NULL); A->op = hgc_dsl_keyword(K.z, (size_t)K.n); }
+constraint(A) ::= ckw(K) LP exprs(L) RP. {
+	A = NODE2(CONSTRAINT, K, L.head, NULL);
+	A->op = hgc_dsl_keyword(K.z, (size_t)K.n);
+}
 ckw(A) ::= ONE_OF(K).				{ A = K; }
 ckw(A) ::= RANGE(K).				{ A = K; }
 ckw(A) ::= DIVIDES(K).				{ A = K; }
@@ -202,7 +213,10 @@ lets(A) ::= let(X).				{ A = hgc_dsl_list1(X); }
 lets(A) ::= lets(L) COMMA let(X).		{ A = L; hgc_dsl_list_add(&A, X); }
 let(A) ::= ID(N) ASSIGN expr(E).		{ A = NODE2(NAMED, N, E, NULL); }
 tkvs(A) ::= .					{ A.head = A.tail = NULL; }
-tkvs(A) ::= tkvs(L) ID(N) ASSIGN expr(E) SEMI.	{ A = L; hgc_dsl_list_add(&A, NODE2(NAMED, N, E, NULL)); }
+tkvs(A) ::= tkvs(L) ID(N) ASSIGN expr(E) SEMI. {
+	A = L;
+	hgc_dsl_list_add(&A, NODE2(NAMED, N, E, NULL));
+}
 
 packing(A) ::= .				{ A = NULL; }
 packing(A) ::= PACKED(K).			{ A = NODE(PACKED, K); }
