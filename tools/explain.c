@@ -221,6 +221,28 @@ static double ms(double s)
 	return s * 1e3;
 }
 
+/* What the check compared: each output with its dtype and tolerances. */
+static void print_check(FILE *f, const struct hgc_spec *sp, const struct hgc_tool_result *r)
+{
+	const struct hgc_graph *g = sp->graph;
+	double rtol, atol;
+
+	fprintf(f, "  check: against the reference interpreter%s, max_err %.3g:",
+		sp->ngolden ? " and golden values" : "", r->max_err);
+	for (size_t i = 0; i < g->outputs.len; i++) {
+		const struct hgc_tensor *t = HGC_GRAPH_OUTPUT(g, i);
+
+		hgc_tool_tolerance(sp, t->dtype, &rtol, &atol);
+		fprintf(f, "%s %s (%s, ", i ? ";" : "", t->name ? t->name : "?",
+			hgc_dtype_name(t->dtype));
+		if (rtol == 0 && atol == 0)
+			fprintf(f, "exact)");
+		else
+			fprintf(f, "rtol %g, atol %g%s)", rtol, atol, sp->has_tol ? "" : " by default");
+	}
+	fprintf(f, "\n");
+}
+
 /* After the run: the timing split, the speed, what the check compared. */
 void hgc_tool_explain_result(FILE *f, const struct hgc_spec *sp,
 			     const struct hgc_tool_result *r)
@@ -240,10 +262,7 @@ void hgc_tool_explain_result(FILE *f, const struct hgc_spec *sp,
 	if (flops > 0 && r->t.run > 0)
 		fprintf(f, "  speed: %.3g GFLOP of MatMul/Convolution per run: %.2f GFLOP/s\n",
 			flops * 1e-9, flops * 1e-9 / r->t.run);
-	fprintf(f, "  check: %zu output%s against the reference interpreter%s%s; max_err %.3g\n",
-		sp->graph ? sp->graph->outputs.len : 0,
-		sp->graph && sp->graph->outputs.len == 1 ? "" : "s",
-		sp->ngolden ? " and golden values" : "",
-		sp->has_tol ? "" : " (default tolerances)", r->max_err);
+	if (sp->graph)
+		print_check(f, sp, r);
 	fprintf(f, "\n");
 }
