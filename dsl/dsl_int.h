@@ -86,7 +86,7 @@ struct hgc_tok {
  *   PIN         tok = template; a = parameter NAME; b = value
  *   PASS        tok = pass; a = value
  *   OPERAND     tok = name; a = dtype NAME or NULL; b = dims
- *   PARAM       a = NAMEs; b = CONSTRAINTs
+ *   PARAM       a = NAMEs; b = CONSTRAINTs or boolean expressions
  *   CONSTRAINT  tok = keyword, op = its token code; a = arguments
  *   LET         a = NAMED
  *   LAYOUT      tok = tensor; a = dims; b = PACKED or NULL
@@ -94,7 +94,8 @@ struct hgc_tok {
  *   TENSOR      tok = name; a = TYPE
  *   PARALLEL    a = ITERs; b = body
  *   FOR         a = ITER; b = body
- *   ITER        tok = variable; a = lo; b = hi; c = step or NULL
+ *   ITER        tok = variable; a = lo; b = hi; c = step or NULL (also a call
+ *               argument: the batch of brgemm)
  *   ANCHOR      tok = name; a = slice it exposes; b = target slice or NULL
  *   COST        tok = anchor; a = NAMED
  *   IF          a = condition; b = then body; c = else body
@@ -103,7 +104,8 @@ struct hgc_tok {
  *   UNARY       tok = operator, op = its token code; a = operand
  *   BINARY      tok = operator, op = its token code; a, b = operands
  *   INDEX       tok = tensor; a = SLICEs
- *   SLICE       a = start or index (NULL for ':'); b = length or NULL; op = 1 if ':' given
+ *   SLICE       a = start or index (NULL for ':'); b = length or NULL; c = step or
+ *               NULL; op = 1 if ':' given
  */
 #define HGC_AST_LIST(X)                                                         \
 	X(INCLUDE) X(SPEC) X(CONFIG) X(TEMPLATE) X(INPUT) X(CONST) X(OP)        \
@@ -121,6 +123,8 @@ enum hgc_ast_kind {
 	HGC_AST_COUNT
 };
 
+struct hgc_tsym;
+
 /* One AST node; see HGC_AST_LIST for what each child means. */
 struct hgc_ast {
 	enum hgc_ast_kind kind;
@@ -130,6 +134,10 @@ struct hgc_ast {
 	bool neg;			/* a literal written with a leading '-' */
 	struct hgc_ast *a, *b, *c, *d;	/* children (list heads) */
 	struct hgc_ast *next;		/* next sibling in a list */
+	/* template checker annotations (dsl/template*.c) */
+	struct hgc_tsym *sym;		/* the symbol a name refers to or a statement defines */
+	uint8_t ty;			/* type of an expression (enum hgc_tty) */
+	bool dyn;			/* an expression that depends on a loop variable */
 };
 
 /* A list under construction: the grammar appends at the tail. */
@@ -192,6 +200,8 @@ struct hgc_load {
 	struct hgc_include *stack;	/* the files being loaded, innermost first */
 	int depth;
 	size_t first_spec;		/* p->specs[first_spec..] are this load's */
+	struct hgc_vec *templates;	/* NULL, or where checked templates go
+					   (struct hgc_tmpl_sem *, dsl/template.h) */
 };
 
 /* lexer.re */
@@ -258,6 +268,10 @@ void hgc_dsl_names_put(struct hgc_names *t, const char *z, int n, int val);
 
 /* config.c */
 void hgc_dsl_check_config(struct hgc_load *ld, const struct hgc_ast *blk);
+
+/* template.c */
+/* Check a template block; with ld->templates set, keep its checked form there. */
+void hgc_dsl_check_template(struct hgc_load *ld, const struct hgc_ast *blk);
 
 /* spec.c */
 void hgc_dsl_check_spec(struct hgc_load *ld, const struct hgc_ast *blk);

@@ -156,7 +156,7 @@ cstmt(A) ::= USE ID(T) FOR ID(O) SEMI.		{ A = NODE2(USE, T, NODE(NAME, O), NULL)
 cstmt(A) ::= PIN ID(T) DOT ID(P) ASSIGN value(V) SEMI. { A = NODE2(PIN, T, NODE(NAME, P), V); }
 cstmt(A) ::= PASS ID(P) ASSIGN value(V) SEMI.	{ A = NODE2(PASS, P, V, NULL); }
 
-/* ---- templates (parsed now, compiled by a later issue) ---- */
+/* ---- templates (checked by dsl/template*.c, compiled by dsl/tmplc/) ---- */
 
 operands(A) ::= operand(X).			{ A = hgc_dsl_list1(X); }
 operands(A) ::= operands(L) COMMA operand(X).	{ A = L; hgc_dsl_list_add(&A, X); }
@@ -202,6 +202,7 @@ constraint(A) ::= ckw(K) LP exprs(L) RP. {
 	A = NODE2(CONSTRAINT, K, L.head, NULL);
 	A->op = hgc_dsl_keyword(K.z, (size_t)K.n);
 }
+constraint(A) ::= expr(E).			{ A = E; }
 ckw(A) ::= ONE_OF(K).				{ A = K; }
 ckw(A) ::= RANGE(K).				{ A = K; }
 ckw(A) ::= DIVIDES(K).				{ A = K; }
@@ -231,6 +232,7 @@ targs(A) ::= targ(X).				{ A = hgc_dsl_list1(X); }
 targs(A) ::= targs(L) COMMA targ(X).		{ A = L; hgc_dsl_list_add(&A, X); }
 targ(A) ::= expr(E).				{ A = E; }
 targ(A) ::= ID(N) ASSIGN expr(E).		{ A = NODE2(NAMED, N, E, NULL); }
+targ(A) ::= ID(V) IN expr(L) DOTDOT expr(H).	{ A = NODE2(ITER, V, L, H); }
 
 exprs(A) ::= expr(X).				{ A = hgc_dsl_list1(X); }
 exprs(A) ::= exprs(L) COMMA expr(X).		{ A = L; hgc_dsl_list_add(&A, X); }
@@ -264,4 +266,8 @@ slices(A) ::= slice(X).				{ A = hgc_dsl_list1(X); }
 slices(A) ::= slices(L) COMMA slice(X).		{ A = L; hgc_dsl_list_add(&A, X); }
 slice(A) ::= expr(E).				{ A = NODE2(SLICE, E->tok, E, NULL); A->loc = E->loc; }
 slice(A) ::= expr(E) COLON expr(L).		{ A = NODE2(SLICE, E->tok, E, L); A->loc = E->loc; A->op = 1; }
+slice(A) ::= expr(E) COLON expr(L) COLON expr(S). {
+	A = NODE2(SLICE, E->tok, E, L);
+	A->c = S, A->loc = E->loc, A->op = 1;
+}
 slice(A) ::= COLON(K).				{ A = NODE(SLICE, K); A->op = 1; }
