@@ -10,9 +10,8 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-/* A run refuses tensors bigger than this (a spec typo should not eat the machine). */
-#define MAX_TENSOR_BYTES ((size_t)8 << 30)
 
 /* The buffers of one spec run: inputs, backend outputs, reference outputs. */
 struct bufs {
@@ -49,18 +48,22 @@ int hgc_tool_exec_setup(const struct hgc_tool_opts *o, const struct hgc_tool_ses
 	return 0;
 }
 
-/* A zeroed 64-byte-aligned buffer for t, filled with byte poison; NULL if too big. */
+/* Half the machine's memory: a spec typo must not eat the machine. */
+static double mem_budget(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+
+	return pages > 0 && size > 0 ? (double)pages * (double)size / 2 : 4e9;
+}
+
+/* A 64-byte-aligned buffer for t, filled with byte poison; NULL if out of memory. */
 static void *tensor_buf(const struct hgc_tensor *t, int poison)
 {
 	size_t n = hgc_tensor_nbytes(t), size = (n + 63) & ~(size_t)63;
-	void *p;
+	void *p = aligned_alloc(64, size ? size : 64);
 
-	if (n > MAX_TENSOR_BYTES)
-		return NULL;
-	p = aligned_alloc(64, size ? size : 64);
-	if (!p)
-		return NULL;
-	memset(p, poison, size ? size : 64);
+	if (p)
+		memset(p, poison, size ? size : 64);
 	return p;
 }
 
@@ -78,9 +81,24 @@ static void bufs_release(struct bufs *b)
 	free(b->ref);
 }
 
+/* Bytes of every input and twice every output (backend and reference). */
+static double io_bytes(const struct hgc_graph *g)
+{
+	double sum = 0;
+
+	for (size_t i = 0; i < g->inputs.len; i++)
+		sum += (double)hgc_tensor_nbytes(HGC_GRAPH_INPUT(g, i));
+	for (size_t i = 0; i < g->outputs.len; i++)
+		sum += 2.0 * (double)hgc_tensor_nbytes(HGC_GRAPH_OUTPUT(g, i));
+	return sum;
+}
+
 /* Allocate every buffer of g; output and reference get different poison bytes. */
 static int bufs_alloc(struct bufs *b, const struct hgc_graph *g, struct hgc_diag *d)
 {
+	if (io_bytes(g) > mem_budget())
+		return hgc_error(d, NULL, "inputs and outputs need %.3g GB, more than half of this "
+				 "machine's memory", io_bytes(g) * 1e-9);
 	b->nin = (int)g->inputs.len;
 	b->nout = (int)g->outputs.len;
 	b->in = hgc_xcalloc((size_t)b->nin + 1, sizeof(void *));
@@ -89,14 +107,14 @@ static int bufs_alloc(struct bufs *b, const struct hgc_graph *g, struct hgc_diag
 	for (int i = 0; i < b->nin; i++)
 		if (!(b->in[i] = tensor_buf(HGC_GRAPH_INPUT(g, i), 0)))
 			return hgc_error(d, &HGC_GRAPH_INPUT(g, i)->loc,
-					 "input needs %zu bytes: too big to run",
+					 "out of memory for %zu bytes of input",
 					 hgc_tensor_nbytes(HGC_GRAPH_INPUT(g, i)));
 	for (int i = 0; i < b->nout; i++) {
 		b->out[i] = tensor_buf(HGC_GRAPH_OUTPUT(g, i), 0xff);
 		b->ref[i] = tensor_buf(HGC_GRAPH_OUTPUT(g, i), 0xfe);
 		if (!b->out[i] || !b->ref[i])
 			return hgc_error(d, &HGC_GRAPH_OUTPUT(g, i)->loc,
-					 "output needs %zu bytes: too big to run",
+					 "out of memory for %zu bytes of output",
 					 hgc_tensor_nbytes(HGC_GRAPH_OUTPUT(g, i)));
 	}
 	return 0;
