@@ -131,7 +131,7 @@ spec bad_op {
 EOF
 hgc run "$T/bad.hgc"
 is_rc 1 "a malformed spec"
-like err "^$T/bad\.hgc:3:[0-9]+: error: " "the diagnostic is file:line:col: error:"
+like err "^$T/bad\.hgc:3:7: error: " "the diagnostic is file:line:col: error:"
 like err "Frobnicate" "the diagnostic names the unknown op"
 
 cat >"$T/syntax.hgc" <<'EOF'
@@ -142,7 +142,7 @@ spec syntax {
 EOF
 hgc run "$T/syntax.hgc"
 is_rc 1 "a syntax error"
-like err "^$T/syntax\.hgc:2:[0-9]+: error: " "a syntax error has file:line:col"
+like err "^$T/syntax\.hgc:2:19: error: " "a syntax error has file:line:col"
 
 # --- passing, failing and golden specs ---------------------------------------
 mkdir -p "$T/suite/sub"
@@ -252,6 +252,29 @@ hgc compile --dump=bogus "$T/suite/a.hgc"
 is_rc 2 "compile --dump=bogus"
 hgc compile "$T/bad.hgc"
 is_rc 1 "compile of a malformed spec"
+
+cat >"$T/cfg.hgc" <<'EOF'
+config later { dump = [graph, tir]; }
+config jitty { backend = jit; threads = 1; }
+spec uses_jit {
+  input x : f32[3];
+  y = ReLU(x);
+  output y;
+  config jitty;
+}
+EOF
+hgc compile "$T/cfg.hgc"
+is_rc 0 "compile under the spec's own config"
+like out '^# spec uses_jit .*, config jitty$' "compile names the config"
+hgc compile --config later "$T/cfg.hgc"
+is_rc 1 "compile under a config that dumps tir"
+like err "uses_jit: the 'tir' dump is not available yet" "a config's dump is honoured"
+hgc run "$T/cfg.hgc"
+is_rc 1 "a spec whose config wants the jit"
+like out "^uses_jit +FAIL" "it FAILs"
+like out "backend 'jit' is not available in this build" "and says why"
+hgc run --backend=interp "$T/cfg.hgc"
+is_rc 0 "--backend overrides the config's backend"
 
 # --- explain ---------------------------------------------------------------------
 hgc run --explain "$T/suite/a.hgc"

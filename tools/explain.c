@@ -165,8 +165,9 @@ static void print_graph(FILE *f, const struct hgc_graph *g)
 		nconst += HGC_GRAPH_INPUT(g, i)->prop == HGC_PROP_CONSTANT;
 	fprintf(f, "  graph: %zu op%s (", g->ops.len, g->ops.len == 1 ? "" : "s");
 	print_op_counts(f, g);
-	fprintf(f, "), %zu inputs (%d constant), %zu output%s\n", g->inputs.len, nconst,
-		g->outputs.len, g->outputs.len == 1 ? "" : "s");
+	fprintf(f, "), %zu input%s (%d constant), %zu output%s\n", g->inputs.len,
+		g->inputs.len == 1 ? "" : "s", nconst, g->outputs.len,
+		g->outputs.len == 1 ? "" : "s");
 	for (size_t i = 0; i < g->inputs.len; i++) {
 		const struct hgc_tensor *t = HGC_GRAPH_INPUT(g, i);
 
@@ -194,10 +195,14 @@ static void print_config(FILE *f, const struct hgc_spec *sp, const struct hgc_to
 		fprintf(f, "  config: none (defaults: every core, the best backend built in)\n");
 		return;
 	}
-	fprintf(f, "  config: %s (%s:%d)%s: threads %d, backend %s\n", c->name,
-		c->loc.file ? c->loc.file : "?", c->loc.line,
-		c == sp->config ? "" : " from --config", c->threads,
-		c->backend == HGC_BACKEND_DEFAULT ? "default" : hgc_tool_backend_of(c->backend)->name);
+	fprintf(f, "  config: %s (%s:%d)%s: ", c->name, c->loc.file ? c->loc.file : "?",
+		c->loc.line, c == sp->config ? "" : " from --config");
+	if (c->threads > 0)
+		fprintf(f, "threads %d, ", c->threads);
+	else
+		fprintf(f, "threads: every core, ");
+	fprintf(f, "backend %s\n", c->backend == HGC_BACKEND_DEFAULT ? "default"
+		: hgc_tool_backend_of(c->backend)->name);
 	for (int i = 0; i < c->nentries; i++)
 		fprintf(f, "    %s %s = %s (kept for later stages, not used by the interpreter)\n",
 			c->entries[i].kind, c->entries[i].key, c->entries[i].value);
