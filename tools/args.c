@@ -281,6 +281,7 @@ int hgc_tool_args_parse(struct hgc_tool_opts *o, const char *cmd, int argc, char
 	return 0;
 }
 
+/* Free what parsing allocated (the path list; the strings are argv's). */
 void hgc_tool_opts_release(struct hgc_tool_opts *o)
 {
 	hgc_vec_release(&o->paths);

@@ -349,6 +349,7 @@ void hgc_tool_exec_spec(const struct hgc_tool_opts *o, const struct hgc_spec *sp
 	r->ok = !r->why.nerr;
 }
 
+/* Free the result's diagnostics. */
 void hgc_tool_result_release(struct hgc_tool_result *r)
 {
 	hgc_diag_release(&r->why);

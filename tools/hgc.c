@@ -74,6 +74,7 @@ static int top_option(const char *arg)
 	return HGC_EXIT_USAGE;
 }
 
+/* hgc [--help | --version | help [CMD] | CMD ARGS...]: exit 0, 1 on failures, 2 on misuse. */
 int main(int argc, char **argv)
 {
 	if (argc < 2) {

@@ -10,12 +10,14 @@
 /* Directories nest at most this deep (a guard against symlink loops). */
 #define MAX_DEPTH 32
 
+/* An empty session. */
 void hgc_tool_session_init(struct hgc_tool_session *s)
 {
 	memset(s, 0, sizeof(*s));
 	hgc_vec_init(&s->files, sizeof(struct hgc_tool_file *));
 }
 
+/* Free every file of the session: programs, diagnostics, paths. */
 void hgc_tool_session_release(struct hgc_tool_session *s)
 {
 	for (size_t i = 0; i < s->files.len; i++) {
