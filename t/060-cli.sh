@@ -235,7 +235,10 @@ is_rc 1 "check with failures"
 like out '^1\.\.2$' "a bad file counts as one test"
 like out '^not ok 1 - .*wrong\.hgc: mm_relu_golden # max_err 1$' "a failing spec is not ok"
 like out '^not ok 2 - .*bad\.hgc: cannot load$' "a bad file is not ok"
-like out "^# $T/bad\.hgc:3:[0-9]+: error: " "its diagnostic becomes a TAP comment"
+like out "^# $T/bad\.hgc:3:7: error: " "its diagnostic becomes a TAP comment"
+hgc check --backend=jit "$T/suite"
+is_rc 1 "check on a backend this build lacks"
+like out '^Bail out!' "check bails out"
 
 # --- compile -------------------------------------------------------------------
 hgc compile --dump=graph "$T/suite/a.hgc"
