@@ -89,6 +89,7 @@ static void walk(struct hgc_tool_session *s, const char *dir, int depth)
 {
 	size_t n;
 	char **names = list_dir(dir, &n);
+	int err = errno;
 	struct stat st;
 
 	if (!names || depth > MAX_DEPTH) {
@@ -96,7 +97,7 @@ static void walk(struct hgc_tool_session *s, const char *dir, int depth)
 
 		f->failed = true;
 		hgc_error(&f->diag, NULL, "cannot read directory %s: %s", dir,
-			  names ? "nested too deep" : strerror(errno));
+			  names ? "nested too deep" : strerror(err));
 	}
 	for (size_t i = 0; names && i < n; i++) {
 		size_t len = strlen(dir) + strlen(names[i]) + 2;
@@ -124,9 +125,11 @@ static void collect(struct hgc_tool_session *s, const char *path)
 	struct hgc_tool_file *f;
 
 	if (stat(path, &st)) {
+		int err = errno;
+
 		f = add_file(s, path);
 		f->failed = true;
-		hgc_error(&f->diag, NULL, "cannot open %s: %s", path, strerror(errno));
+		hgc_error(&f->diag, NULL, "cannot open %s: %s", path, strerror(err));
 		return;
 	}
 	if (!S_ISDIR(st.st_mode)) {
