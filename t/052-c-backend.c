@@ -315,6 +315,78 @@ static void test_moves(void)
 	hgc_codegen_free(c);
 }
 
+/*
+ * Dynamic shapes: X and Y are [n, 3] for a scalar n; a dynamic local and a
+ * big static local live on the heap; a loop end that the body changes is
+ * read once; a helper returns early from inside a block holding a heap
+ * tensor.  Y[i, j] = X[i, j] + last, where last = pick(n) = n - 1.
+ */
+static struct hgc_tir_module *build_dynamic(void)
+{
+	struct hgc_tir_module *m = hgc_tir_module_new("dyn");
+	struct hgc_tir_func *g = hgc_tir_func_new(m, "pick", TY(F32));
+	struct hgc_tir_var *gn = hgc_tir_func_add_scalar(g, "gn", TY(INDEX));
+	struct hgc_tir_func *f = hgc_tir_func_new(m, "dyn", TY(VOID));
+	struct hgc_tir_var *n = hgc_tir_func_add_scalar(f, "n", TY(INDEX));
+	struct hgc_tir_expr *dims[2] = { V(n), I(3) };
+	struct hgc_tir_tensor *X = hgc_tir_tensor_new(m, "X", TY(F32), HGC_TIR_GLOBAL, 2, dims);
+	struct hgc_tir_tensor *Y = hgc_tir_tensor_new(m, "Y", TY(F32), HGC_TIR_GLOBAL, 2, dims);
+	struct hgc_tir_tensor *T = hgc_tir_tensor_new(m, "tmp", TY(F32), HGC_TIR_LOCAL, 2, dims);
+	struct hgc_tir_tensor *big = hgc_tir_tensor_newc(m, "big", TY(F32), HGC_TIR_LOCAL, 1,
+							 (int64_t[]){ 8192 });
+	struct hgc_tir_var *i = ivar(m, "i"), *j = ivar(m, "j"), *cnt = ivar(m, "cnt");
+	struct hgc_tir_var *last = hgc_tir_var_new(m, "last", TY(F32));
+	struct hgc_tir_stmt *b, *c;
+
+	hgc_tir_def_tensor(m, g->body, big);
+	hgc_tir_storev(m, g->body, big, hgc_tir_cast(m, TY(F32), hgc_tir_sub(m, V(gn), I(1))), 1,
+		       I(8191));
+	c = hgc_tir_if(m, g->body, hgc_tir_binary(m, HGC_TIR_GT, V(gn), I(0)), false);
+	hgc_tir_return(m, hgc_tir_body(c), hgc_tir_loadv(m, big, 1, I(8191)));
+	hgc_tir_return(m, g->body, hgc_tir_f32(m, -1));
+
+	hgc_tir_func_add_tensor_param(f, X);
+	hgc_tir_func_add_tensor_param(f, Y);
+	m->entry = f;
+	hgc_tir_def_tensor(m, f->body, T);
+	hgc_tir_let(m, f->body, last, hgc_tir_call(m, g, 1, (struct hgc_tir_expr *[]){ V(n) }));
+	b = loop_to(m, f->body, j, 3);
+	hgc_tir_let(m, b, cnt, V(n));
+	b = hgc_tir_body(hgc_tir_for(m, b, i, I(0), V(cnt), NULL));
+	hgc_tir_storev(m, b, T, hgc_tir_add(m, hgc_tir_loadv(m, X, 2, V(i), V(j)), V(last)), 2,
+		       V(i), V(j));
+	hgc_tir_assign(m, b, cnt, hgc_tir_sub(m, V(cnt), I(1)));
+	hgc_tir_eval(m, f->body, hgc_tir_intrinv(m, HGC_TIR_I_COPY, 3,
+		hgc_tir_addrv(m, Y, 2, I(0), I(0)), hgc_tir_addrv(m, T, 2, I(0), I(0)),
+		hgc_tir_mul(m, V(n), I(3))));
+	return m;
+}
+
+/* Dynamic shapes and heap locals run right for two sizes of one compiled module. */
+static void test_dynamic(void)
+{
+	struct hgc_compiled *c = build(build_dynamic(), "dynamic shapes");
+	float X[50][3], Y[50][3];
+	int64_t n;
+	void *args[3] = { &n, X, Y };
+	int i, j, bad = 0;
+
+	for (i = 0; i < 50; i++)
+		for (j = 0; j < 3; j++)
+			X[i][j] = (float)(i * 3 + j);
+	if (!c)
+		return;
+	for (n = 7; n <= 50; n += 43) {
+		memset(Y, 0, sizeof(Y));
+		hgc_codegen_run(c, args);
+		for (i = 0; i < 50; i++)
+			for (j = 0; j < 3; j++)
+				bad += Y[i][j] != (i < n ? X[i][j] + (float)(n - 1) : 0);
+	}
+	is_int(bad, 0, "n = 7 and n = 50 through one compiled module");
+	hgc_codegen_free(c);
+}
+
 /* The emitted text has the OpenMP pragma and the entry points. */
 static void test_emit_text(void)
 {
@@ -472,6 +544,7 @@ int main(void)
 	test_pfor();
 	test_lowp();
 	test_moves();
+	test_dynamic();
 	test_emit_text();
 	test_errors();
 	test_cleanup();

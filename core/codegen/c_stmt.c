@@ -288,21 +288,31 @@ static void simple(struct cemit *c, const struct hgc_tir_stmt *s)
 	fputs(";\n", c->out);
 }
 
-/* A return frees every heap tensor of the function first. */
+/* A return frees every heap tensor of the function, after computing its
+   value (which may read them). */
 static void ret(struct cemit *c, const struct hgc_tir_stmt *s)
 {
-	if (c->heap.len) {
-		fputs("{\n", c->out);
-		c->indent++;
-		free_heap(c, 0);
-		tabs(c);
+	char buf[64];
+
+	if (!c->heap.len) {
 		simple(c, s);
-		c->indent--;
-		tabs(c);
-		fputs("}\n", c->out);
 		return;
 	}
-	simple(c, s);
+	fputs("{\n", c->out);
+	c->indent++;
+	if (s->u.expr) {
+		tabs(c);
+		hgc_c_decl(c, hgc_c_type(c, s->u.expr->type, buf, sizeof(buf)), "hgc_ret");
+		fputs(" = ", c->out);
+		hgc_c_expr(c, s->u.expr, 0);
+		fputs(";\n", c->out);
+	}
+	free_heap(c, 0);
+	tabs(c);
+	fputs(s->u.expr ? "return hgc_ret;\n" : "return;\n", c->out);
+	c->indent--;
+	tabs(c);
+	fputs("}\n", c->out);
 }
 
 /* Emit one statement at the current depth. */
