@@ -154,6 +154,21 @@ static void test_copy_insert(void)
 	hgc_tir_module_free(m);
 }
 
+/* An expression prints as want. */
+static void print_is(struct hgc_tir_module *m, struct hgc_tir_expr *e, const char *want,
+		     const char *what)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)m;
+	hgc_tir_print_expr(f, e);
+	fclose(f);
+	is_str(buf, want, "%s", what);
+	free(buf);
+}
+
 /* Names are unique within a module and safe as C identifiers. */
 static void test_names(void)
 {
@@ -173,6 +188,12 @@ static void test_names(void)
 	       "f32x16", "vector types spell their lanes");
 	is_int(hgc_tir_intrin_lookup("brgemm_strd"), HGC_TIR_I_BRGEMM_STRD, "intrinsics by name");
 	is_int(hgc_tir_intrin_lookup("nope"), -1, "unknown intrinsic names give -1");
+	print_is(m, hgc_tir_unary(m, HGC_TIR_NEG, hgc_tir_idx(m, -3)), "-(-3)",
+		 "negating a negative constant keeps both signs apart");
+	print_is(m, hgc_tir_sub(m, hgc_tir_idx(m, 1), hgc_tir_sub(m, hgc_tir_idx(m, 2),
+		 hgc_tir_idx(m, 3))), "1 - (2 - 3)", "right operands of equal precedence get parentheses");
+	print_is(m, hgc_tir_mul(m, hgc_tir_add(m, hgc_tir_idx(m, 1), hgc_tir_idx(m, 2)),
+		 hgc_tir_int(m, HGC_TIR_S32, 3)), "(1 + 2) * s32(3)", "typed constants and grouping");
 	hgc_tir_module_free(m);
 }
 

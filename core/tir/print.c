@@ -22,6 +22,8 @@ static int prec_of(const struct hgc_tir_expr *e)
 		return hgc_tir_binop_prec(e->op);
 	if (e->kind == HGC_TIR_E_UNARY || e->kind == HGC_TIR_E_CAST)
 		return PREC_UNARY;
+	if ((e->kind == HGC_TIR_E_INT && e->u.i < 0) || (e->kind == HGC_TIR_E_FLOAT && signbit(e->u.f)))
+		return PREC_UNARY;
 	return PREC_ATOM;
 }
 
@@ -166,7 +168,7 @@ static void expr(FILE *out, const struct hgc_tir_expr *e, int prec)
 		break;
 	case HGC_TIR_E_UNARY:
 		fputs(e->op == HGC_TIR_NEG ? "-" : "!", out);
-		expr(out, e->ops[0], PREC_UNARY);
+		expr(out, e->ops[0], PREC_ATOM);
 		break;
 	case HGC_TIR_E_SELECT:
 		fputs("select(", out);
