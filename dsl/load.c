@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "dsl/dsl_int.h"
+#include "dsl/template.h"
 
 /* Deeper include chains than this are surely a mistake. */
 #define MAX_INCLUDE_DEPTH 32
@@ -211,7 +212,7 @@ static void check_items(struct hgc_load *ld, const struct file_rec *r, const str
 			hgc_dsl_check_config(ld, it);
 			break;
 		case HGC_AST_TEMPLATE:
-			hgc_dsl_error(ld, &it->loc, "template blocks are not supported yet");
+			hgc_dsl_check_template(ld, it);
 			break;
 		default:
 			hgc_bug("unexpected top-level node %d", (int)it->kind);
@@ -350,6 +351,20 @@ int hgc_program_load(struct hgc_program *p, const char *path, struct hgc_diag *d
 	int nerr0 = d->nerr;
 
 	start_load(&ld, p, d);
+	load_file(&ld, path, NULL);
+	return finish_load(&ld, nerr0, src_file, src);
+}
+
+/* Load path for the template compiler: checked templates go to out. */
+int hgc_dsl_load_templates(struct hgc_program *p, const char *path, struct hgc_vec *out,
+			   struct hgc_diag *d)
+{
+	struct hgc_load ld;
+	const char *src_file = d->src_file, *src = d->src;
+	int nerr0 = d->nerr;
+
+	start_load(&ld, p, d);
+	ld.templates = out;
 	load_file(&ld, path, NULL);
 	return finish_load(&ld, nerr0, src_file, src);
 }
