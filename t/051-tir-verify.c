@@ -211,15 +211,13 @@ static void test_intrinsics(void)
 	bad->op = 999;
 	hgc_tir_eval(m, x.b, bad);
 	hgc_tir_eval(m, x.b, hgc_tir_add(m, I(1), I(2)));
-	hgc_tir_eval(m, x.b, hgc_tir_call_extern(m, "f(); evil", TY(VOID), 0, NULL));
 	expect(&x, ERR("brgemm_strd takes A, B, C pointers to f32 f32 f32, u8 s8 s32 or bf16 "
 		       "bf16 f32 (A and B as bases), not ptr<s8> ptr<s8> ptr<f32>")
 		   ERR("copy takes 3 arguments, not 2")
 		   ERR("argument 2 of fill must be f32, not index")
 		   ERR("argument 1 of exp must be f32, not index")
 		   ERR("unknown intrinsic #999")
-		   ERR("a call statement must call something")
-		   ERR("external symbol 'f(); evil' is not a C identifier"),
+		   ERR("a call statement must call something"),
 	       "intrinsic signatures");
 }
 

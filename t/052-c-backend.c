@@ -453,6 +453,14 @@ static void test_errors(void)
 	hgc_diag_release(&d);
 	hgc_tir_module_free(m);
 
+	m = build_bad(0, "llvm.sqrt.f32");
+	hgc_diag_init(&d);
+	ok(!hgc_codegen_c_compile(m, NULL, &d), "a symbol C cannot name fails the compile");
+	is_str(hgc_diag_text(&d), "hgc: error: c backend: external symbol 'llvm.sqrt.f32' is not "
+	       "a C identifier\n", "before the compiler runs");
+	hgc_diag_release(&d);
+	hgc_tir_module_free(m);
+
 	m = build_bad(0, "cosf");
 	hgc_diag_init(&d);
 	ok(!hgc_codegen_c_compile(m, &o, &d), "a compiler error fails the compile");

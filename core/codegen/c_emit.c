@@ -8,6 +8,7 @@
  */
 #include "c_int.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <string.h>
 
@@ -80,6 +81,19 @@ struct externs {
 	struct hgc_vec seen;	/* const char * */
 };
 
+/* Whether s can be declared in C (other backends may call names like llvm.sqrt.f32). */
+static bool is_identifier(const char *s)
+{
+	const char *p;
+
+	if (!s || !*s || isdigit((unsigned char)*s))
+		return false;
+	for (p = s; *p; p++)
+		if (!isalnum((unsigned char)*p) && *p != '_')
+			return false;
+	return true;
+}
+
 /* Declare sym as called by e, once. */
 static void extern_expr(struct hgc_tir_visitor *v, struct hgc_tir_expr *e)
 {
@@ -90,6 +104,10 @@ static void extern_expr(struct hgc_tir_visitor *v, struct hgc_tir_expr *e)
 
 	if (e->kind != HGC_TIR_E_CALL || e->callee)
 		return;
+	if (!is_identifier(e->u.sym)) {
+		hgc_c_err(x->c, "external symbol '%s' is not a C identifier", e->u.sym);
+		return;
+	}
 	for (i = 0; i < x->seen.len; i++)
 		if (!strcmp(HGC_VEC_AT(&x->seen, const char *, i), e->u.sym))
 			return;

@@ -6,7 +6,6 @@
 #include "tir.h"
 #include "tir_int.h"
 
-#include <ctype.h>
 #include <string.h>
 
 /* The type spelled into one of two rotating buffers, for messages. */
@@ -224,21 +223,6 @@ static bool check_intrin(struct vctx *v, const struct hgc_tir_expr *e)
 	}
 }
 
-/* An external symbol must be a C identifier (the C backend declares it). */
-static bool check_symbol(struct vctx *v, const char *sym)
-{
-	const char *p;
-
-	if (!sym || !*sym)
-		return hgc_tir_verr(v, "call of nothing"), false;
-	for (p = sym; *p; p++)
-		if (!isalnum((unsigned char)*p) && *p != '_')
-			break;
-	if (*p || isdigit((unsigned char)*sym))
-		return hgc_tir_verr(v, "external symbol '%s' is not a C identifier", sym), false;
-	return true;
-}
-
 /* A call: a function of this module with matching arguments, or an external symbol. */
 static bool check_call(struct vctx *v, const struct hgc_tir_expr *e)
 {
@@ -247,8 +231,11 @@ static bool check_call(struct vctx *v, const struct hgc_tir_expr *e)
 	struct hgc_tir_type want;
 	int i;
 
-	if (!f)
-		return check_symbol(v, e->u.sym);
+	if (!f) {
+		if (!e->u.sym || !*e->u.sym)
+			return hgc_tir_verr(v, "call of nothing"), false;
+		return true;
+	}
 	if (f->mod != v->m)
 		return hgc_tir_verr(v, "call of '%s' from another module", f->name), false;
 	if (e->nops != f->nparams)
