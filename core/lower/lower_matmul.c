@@ -62,9 +62,10 @@ static int mm_check(const struct hgc_op *op, struct mm *p, struct hgc_lower_view
 				    (long long)p->k, (long long)k2);
 	if (lw_check_whole(op, "the reduced", a, op->in[0], k_pos(p, true), d))
 		return -1;
-	want.dims[p->ro - 1] = p->rb > 1 ? p->n : p->m;
-	if (p->ra > 1 && p->rb > 1)
-		want.dims[p->ro - 2] = p->m;
+	if (p->rb > 1)
+		want.dims[p->ro - 1] = p->n;
+	if (p->ra > 1)
+		want.dims[p->ro - 1 - (p->rb > 1)] = p->m;
 	if (lw_check_same(op, "the output", out, &want, d))
 		return -1;
 	want.ndims = p->nbo;
