@@ -308,6 +308,7 @@ struct hgc_tmpl_brgemm {
 	struct hgc_tir_tensor *aa, *ba;	/* address arrays */
 	struct hgc_tir_var *count;	/* batch elements filled */
 	int64_t cap;			/* capacity of the arrays */
+	int pos;			/* where the arrays are defined in outer */
 	struct hgc_loc loc;
 };
 
@@ -355,6 +356,10 @@ struct hgc_tir_expr *hgc_tmpl_cdiv_x(struct hgc_tmpl_build *b, struct hgc_tir_ex
 				     struct hgc_tir_expr *y);
 struct hgc_tir_expr *hgc_tmpl_neg_x(struct hgc_tmpl_build *b, struct hgc_tir_expr *x);
 struct hgc_tir_expr *hgc_tmpl_not_x(struct hgc_tmpl_build *b, struct hgc_tir_expr *x);
+/* The interval [lo, hi] of an index expression over the ranges of the loop
+   variables and lets built so far; false when it cannot be bounded. */
+bool hgc_tmpl_bounds(struct hgc_tmpl_build *b, const struct hgc_tir_expr *e, int64_t *lo,
+		     int64_t *hi);
 /* A fresh variable named after the template's. */
 struct hgc_tir_var *hgc_tmpl_var(struct hgc_tmpl_build *b, const char *name);
 /* let name = value in block (value index or bool); the variable. */

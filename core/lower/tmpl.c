@@ -1,0 +1,404 @@
+/*
+ * tmpl.c: templates as data: the registry, the domains generated code
+ * calls, the enumeration of a bound template's parameter space (pins
+ * fixed), the default choice (least padding, then the first in order) and
+ * the listing `hgc templates` prints.
+ */
+#include "tmpl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The registered template called name, or NULL. */
+const struct hgc_tmpl *hgc_tmpl_find(const char *name)
+{
+	int i;
+
+	for (i = 0; hgc_tmpl_registry[i]; i++)
+		if (!strcmp(hgc_tmpl_registry[i]->name, name))
+			return hgc_tmpl_registry[i];
+	return NULL;
+}
+
+/* The slot of the static symbol called name, or -1. */
+int hgc_tmpl_sym(const struct hgc_tmpl *t, const char *name)
+{
+	int i;
+
+	for (i = 0; i < t->nsyms; i++)
+		if (!strcmp(t->syms[i].name, name))
+			return i;
+	return -1;
+}
+
+/* Add v to out[0..n) unless it is there already. */
+static int add_unique(int64_t *out, int n, int cap, int64_t v)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (out[i] == v)
+			return n;
+	if (n < cap)
+		out[n++] = v;
+	return n;
+}
+
+/* one_of: the values in order, without repeats. */
+int hgc_tmpl_dom_list(struct hgc_tmpl_env *e, const int64_t *x, int n, int64_t *out, int cap)
+{
+	int i, k = 0;
+
+	for (i = 0; i < n; i++)
+		k = add_unique(out, k, cap, x[i]);
+	(void)e;
+	return k;
+}
+
+/* range(lo, hi, step): lo, lo + step, ... up to hi inclusive. */
+int hgc_tmpl_dom_range(struct hgc_tmpl_env *e, int64_t lo, int64_t hi, int64_t step,
+		       int64_t *out, int cap)
+{
+	int n = 0;
+
+	if (step <= 0) {
+		e->bad = true;
+		return 0;
+	}
+	for (; lo <= hi && n < cap; lo += step) {
+		out[n++] = lo;
+		if (hi - lo < step)
+			break;
+	}
+	return n;
+}
+
+/* divisor_of(n): the positive divisors of n, ascending (none when n < 1). */
+int hgc_tmpl_dom_divisors(struct hgc_tmpl_env *e, int64_t n, int64_t *out, int cap)
+{
+	int64_t d, large[HGC_TMPL_MAX_DOMAIN];
+	int k = 0, nl = 0;
+
+	(void)e;
+	for (d = 1; d <= n / d && k < cap; d++) {
+		if (n % d)
+			continue;
+		out[k++] = d;
+		if (d != n / d && nl < HGC_TMPL_MAX_DOMAIN)
+			large[nl++] = n / d;
+	}
+	while (nl > 0 && k < cap)
+		out[k++] = large[--nl];
+	return k;
+}
+
+/* Tuples of k positive values whose product is n, the first value ascending. */
+static int grid(int k, int64_t n, int64_t *tuple, int depth, int64_t *out, int len, int cap)
+{
+	int64_t d;
+
+	if (depth == k - 1) {
+		tuple[depth] = n;
+		if (len + k <= cap) {
+			memcpy(out + len, tuple, (size_t)k * sizeof(*out));
+			len += k;
+		}
+		return len;
+	}
+	for (d = 1; d <= n && d <= 1000000; d++) {
+		if (n % d)
+			continue;
+		tuple[depth] = d;
+		len = grid(k, n / d, tuple, depth + 1, out, len, cap);
+	}
+	return len;
+}
+
+/* grid(n) over k names: every factorization of n into k positive factors. */
+int hgc_tmpl_dom_grid(struct hgc_tmpl_env *e, int k, int64_t n, int64_t *out, int cap)
+{
+	int64_t tuple[HGC_TMPL_MAX_GRID];
+
+	if (k < 1 || k > HGC_TMPL_MAX_GRID || n < 1) {
+		e->bad |= k < 1 || k > HGC_TMPL_MAX_GRID;
+		return 0;
+	}
+	return grid(k, n, tuple, 0, out, 0, cap);
+}
+
+/* The walk over the parameter space. */
+struct walk {
+	const struct hgc_tmpl *t;
+	const struct hgc_tmpl_pin *pins;
+	int npins;
+	hgc_tmpl_visit_fn *fn;
+	void *ctx;
+	struct hgc_tmpl_env e;
+	long valid, leaves;
+	bool stop;
+	bool *pin_seen;		/* per pin: its value was in the domain once */
+	long *fails;		/* per constraint: candidates it rejected */
+};
+
+/* The value a pin fixes for slot sym, or NULL. */
+static const struct hgc_tmpl_pin *pinned(const struct walk *w, int sym)
+{
+	int i;
+
+	for (i = 0; i < w->npins; i++)
+		if (w->pins[i].sym == sym)
+			return &w->pins[i];
+	return NULL;
+}
+
+static void step(struct walk *w, int s);
+
+/* One value (tuple) of a parameter declaration, then the rest of the walk. */
+static void choose_value(struct walk *w, int s, const struct hgc_tmpl_param *p,
+			 const int64_t *vals)
+{
+	const struct hgc_tmpl_pin *pin;
+	bool bad = w->e.bad;
+	int j;
+
+	for (j = 0; j < p->nsyms; j++) {
+		pin = pinned(w, p->sym[j]);
+		if (pin && pin->value != vals[j])
+			return;
+	}
+	for (j = 0; j < p->nsyms; j++) {
+		pin = pinned(w, p->sym[j]);
+		if (pin)
+			w->pin_seen[pin - w->pins] = true;
+		w->e.v[p->sym[j]] = vals[j];
+	}
+	step(w, s + 1);
+	w->e.bad = bad;
+}
+
+/* The end of a walk: check the constraints of a complete candidate. */
+static void leaf(struct walk *w)
+{
+	int r;
+
+	if (++w->leaves > HGC_TMPL_MAX_CANDIDATES) {
+		w->stop = true;
+		return;
+	}
+	if (w->e.bad)
+		return;
+	r = w->t->check(&w->e);
+	if (w->e.bad)
+		return;
+	if (r >= 0) {
+		w->fails[r]++;
+		return;
+	}
+	w->valid++;
+	if (w->fn && w->fn(&w->e, w->ctx))
+		w->stop = true;
+}
+
+/* Step s of the declaration order: a let, or each value of a parameter. */
+static void step(struct walk *w, int s)
+{
+	const struct hgc_tmpl_param *p;
+	int64_t *vals;
+	int n, i;
+
+	if (w->stop)
+		return;
+	if (s == w->t->nsteps) {
+		leaf(w);
+		return;
+	}
+	if (!w->t->steps[s].param) {
+		w->t->let(&w->e, w->t->steps[s].index);
+		step(w, s + 1);
+		return;
+	}
+	p = &w->t->params[w->t->steps[s].index];
+	vals = hgc_xmalloc(HGC_TMPL_MAX_DOMAIN * sizeof(*vals));
+	n = w->t->domain(&w->e, w->t->steps[s].index, vals, HGC_TMPL_MAX_DOMAIN);
+	for (i = 0; i + p->nsyms <= n && !w->stop; i += p->nsyms)
+		choose_value(w, s, p, vals + i);
+	free(vals);
+}
+
+/* Set up a walk over b's space. */
+static void walk_init(struct walk *w, const struct hgc_tmpl_bind *b,
+		      const struct hgc_tmpl_pin *pins, int npins, hgc_tmpl_visit_fn *fn, void *ctx)
+{
+	memset(w, 0, sizeof(*w));
+	w->t = b->t;
+	w->pins = pins;
+	w->npins = npins;
+	w->fn = fn;
+	w->ctx = ctx;
+	w->e = b->env;
+	w->pin_seen = hgc_xcalloc((size_t)npins + 1, sizeof(bool));
+	w->fails = hgc_xcalloc((size_t)b->t->nconstraints + 1, sizeof(long));
+}
+
+/* Free a walk's tables. */
+static void walk_release(struct walk *w)
+{
+	free(w->pin_seen);
+	free(w->fails);
+}
+
+/* Visit every valid candidate. */
+long hgc_tmpl_enumerate(const struct hgc_tmpl_bind *b, const struct hgc_tmpl_pin *pins,
+			int npins, hgc_tmpl_visit_fn *fn, void *ctx)
+{
+	struct walk w;
+	long n;
+
+	walk_init(&w, b, pins, npins, fn, ctx);
+	step(&w, 0);
+	n = w.valid;
+	walk_release(&w);
+	return n;
+}
+
+/* Elements of padding: physical sizes of the layouts beyond the logical ones. */
+int64_t hgc_tmpl_padding(const struct hgc_tmpl_bind *b, struct hgc_tmpl_env *e)
+{
+	struct hgc_tmpl_layout l;
+	int64_t phys, logical, pad = 0;
+	int i, j;
+
+	for (i = 0; i <= b->t->ninputs; i++) {
+		b->t->layout(e, i, &l);
+		for (phys = 1, j = 0; j < l.nphys; j++)
+			phys = hgc_tmpl_mul(e, phys, l.phys[j].extent);
+		for (logical = 1, j = 0; j < b->t->operand_rank[i]; j++)
+			logical *= b->dims[i][j];
+		pad = hgc_tmpl_add(e, pad, phys - logical);
+	}
+	return pad;
+}
+
+/* The best candidate so far. */
+struct best {
+	const struct hgc_tmpl_bind *b;
+	struct hgc_tmpl_env env;
+	int64_t pad;
+	bool found;
+};
+
+/* Keep the candidate with the least padding (the first among equals). */
+static int keep_best(const struct hgc_tmpl_env *e, void *ctx)
+{
+	struct best *best = ctx;
+	struct hgc_tmpl_env tmp = *e;
+	int64_t pad = hgc_tmpl_padding(best->b, &tmp);
+
+	if (!tmp.bad && (!best->found || pad < best->pad)) {
+		best->env = *e;
+		best->pad = pad;
+		best->found = true;
+	}
+	return 0;
+}
+
+/* Report why no candidate is valid: a pin outside its domain, or the
+   constraint that rejected the most candidates. */
+static int no_candidate(const struct walk *w, const struct hgc_tmpl_bind *b,
+			struct hgc_diag *d)
+{
+	const struct hgc_tmpl *t = b->t;
+	const struct hgc_tmpl_constraint *c;
+	const struct hgc_tmpl_pin *p;
+	struct hgc_loc at;
+	int i, worst = -1;
+
+	for (i = 0; i < w->npins; i++) {
+		p = &w->pins[i];
+		if (w->pin_seen[i])
+			continue;
+		at = p->rule ? p->rule->loc : (struct hgc_loc){t->file, t->line, 1};
+		return hgc_error(d, &at, "pin %s.%s = %lld: not in the domain %s of '%s' here",
+				 t->name, t->syms[p->sym].name, (long long)p->value,
+				 t->params[t->syms[p->sym].decl].domain_text, t->syms[p->sym].name);
+	}
+	for (i = 0; i < t->nconstraints; i++)
+		if (w->fails[i] && (worst < 0 || w->fails[i] > w->fails[worst]))
+			worst = i;
+	if (worst < 0)
+		return hgc_error(d, NULL, "template %s: no parameter values for this %s", t->name,
+				 hgc_op_table[t->op].name);
+	c = &t->constraints[worst];
+	if (w->npins) {
+		p = &w->pins[0];
+		at = p->rule ? p->rule->loc : c->loc;
+		hgc_error(d, &at, "pin %s.%s = %lld: no candidate satisfies %s", t->name,
+			  t->syms[p->sym].name, (long long)p->value, c->text);
+		hgc_note(d, &c->loc, "the constraint of template %s is here", t->name);
+		return -1;
+	}
+	return hgc_error(d, &c->loc, "template %s: no parameter values satisfy %s for this %s",
+			 t->name, c->text, hgc_op_table[t->op].name);
+}
+
+/* The default choice: least padding, then enumeration order. */
+int hgc_tmpl_choose(const struct hgc_tmpl_bind *b, const struct hgc_tmpl_pin *pins, int npins,
+		    struct hgc_tmpl_env *out, struct hgc_diag *d)
+{
+	struct best best = {b, {0}, 0, false};
+	struct walk w;
+	int rc = 0;
+
+	walk_init(&w, b, pins, npins, keep_best, &best);
+	step(&w, 0);
+	if (best.found)
+		*out = best.env;
+	else
+		rc = no_candidate(&w, b, d);
+	walk_release(&w);
+	return rc;
+}
+
+/* Print "MB=32 NB=64 ...": every parameter's value. */
+void hgc_tmpl_print_params(FILE *f, const struct hgc_tmpl_env *e)
+{
+	const struct hgc_tmpl *t = e->t;
+	int i, n = 0;
+
+	for (i = 0; i < t->nsyms; i++)
+		if (t->syms[i].kind == HGC_TMPL_PARAM)
+			fprintf(f, "%s%s=%lld", n++ ? " " : "", t->syms[i].name, (long long)e->v[i]);
+}
+
+/* The listing of one template (`hgc templates`). */
+void hgc_tmpl_print(FILE *f, const struct hgc_tmpl *t)
+{
+	static const char *const keys[] = {"working_set", "calls", "accesses"};
+	const struct hgc_tmpl_param *p;
+	const struct hgc_tmpl_anchor *a;
+	int i, j;
+
+	fprintf(f, "%s: %s\n  serves %s; defined at %s:%d\n", t->name, t->signature,
+		hgc_op_table[t->op].name, t->file, t->line);
+	fputs("  parameters:\n", f);
+	for (i = 0; i < t->nparams; i++) {
+		p = &t->params[i];
+		fputs("    ", f);
+		for (j = 0; j < p->nsyms; j++)
+			fprintf(f, "%s%s", j ? ", " : "", t->syms[p->sym[j]].name);
+		fprintf(f, " : %s%s%s\n", p->domain_text, *p->constraints_text ? ", " : "",
+			p->constraints_text);
+	}
+	fputs("  derived:\n", f);
+	for (i = 0; i < t->nsyms; i++)
+		if (t->syms[i].kind == HGC_TMPL_LET)
+			fprintf(f, "    %s = %s\n", t->syms[i].name, t->syms[i].text);
+	fputs("  anchors:\n", f);
+	for (i = 0; i < t->nanchors; i++) {
+		a = &t->anchors[i];
+		fprintf(f, "    %s: %s-op, %s (%d dim%s)\n", a->name, a->post ? "post" : "pre",
+			a->slice_text, a->rank, a->rank == 1 ? "" : "s");
+		for (j = 0; j < HGC_TMPL_NCOST; j++)
+			fprintf(f, "      %s = %s\n", keys[j], a->cost_text[j]);
+	}
+}

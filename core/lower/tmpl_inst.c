@@ -1,0 +1,433 @@
+/*
+ * tmpl_inst.c: instantiating a bound template with chosen parameters.  The
+ * inputs are packed from their graph views into buffers in the template's
+ * layouts (zeros in the padding, so tails of any size compute right), the
+ * result gets a buffer of the accumulator type, build() emits the nest, and
+ * the result is written back into the op's output view, the bias added and
+ * the value converted as the interpreter stores it, at the post-op anchor
+ * with the smallest working set (or after the nest when none was reached).
+ * Anchors left unused are removed from the nest.
+ */
+#include "lower_int.h"
+#include "tmpl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A graph operand seen in canonical indices (a custom view's context). */
+struct graph_acc {
+	const struct hgc_tmpl_map *map;
+	const struct hgc_lower_view *g;
+};
+
+/* Graph index d from the canonical indices idx (copied). */
+static struct hgc_tir_expr *mapped(struct hgc_lower_ctx *cx, const struct hgc_tmpl_map *mp,
+				   int d, struct hgc_tir_expr *const *idx)
+{
+	struct hgc_tir_expr *x;
+
+	if (mp->d[d].c < 0)
+		return lw_i(cx, 0);
+	x = hgc_tir_expr_copy(cx->m, idx[mp->d[d].c]);
+	if (mp->d[d].div > 1)
+		x = lw_bin(cx, HGC_TIR_DIV, x, lw_i(cx, mp->d[d].div));
+	if (mp->d[d].mod > 0)
+		x = lw_bin(cx, HGC_TIR_MOD, x, lw_i(cx, mp->d[d].mod));
+	return x;
+}
+
+/* Load a graph operand's element at canonical indices. */
+static struct hgc_tir_expr *graph_load(struct hgc_lower_ctx *cx, const struct hgc_lower_view *v,
+				       struct hgc_tir_expr **idx)
+{
+	const struct graph_acc *a = v->ctx;
+	struct hgc_tir_expr *gi[HGC_MAX_DIMS];
+	int d;
+
+	for (d = 0; d < a->map->n; d++)
+		gi[d] = mapped(cx, a->map, d, idx);
+	return hgc_lower_view_load(cx, a->g, gi);
+}
+
+/* Inputs are only read. */
+static struct hgc_tir_stmt *graph_store(struct hgc_lower_ctx *cx, const struct hgc_lower_view *v,
+					struct hgc_tir_stmt *block, struct hgc_tir_expr **idx,
+					struct hgc_tir_expr *value)
+{
+	hgc_bug("tmpl: a store into an input of a template");
+}
+
+/* Physical index j of a layout for canonical indices idx (copied). */
+static struct hgc_tir_expr *phys_index(struct hgc_lower_ctx *cx, const struct hgc_tmpl_layout *l,
+				       int j, struct hgc_tir_expr *const *idx)
+{
+	const struct hgc_tmpl_ldim *p = &l->phys[j];
+	struct hgc_tir_expr *x = hgc_tir_expr_copy(cx->m, idx[p->dim]);
+	int k;
+
+	switch (p->kind) {
+	case HGC_TMPL_OUTER:
+		return lw_bin(cx, HGC_TIR_DIV, x, lw_i(cx, p->block));
+	case HGC_TMPL_INNER:
+		x = lw_bin(cx, HGC_TIR_MOD, x, lw_i(cx, p->block));
+		for (k = 0; k < l->nphys; k++)
+			if (l->phys[k].kind == HGC_TMPL_PACK && l->phys[k].dim == p->dim &&
+			    l->pack > 1)
+				x = lw_bin(cx, HGC_TIR_DIV, x, lw_i(cx, l->pack));
+		return x;
+	case HGC_TMPL_PAD:
+		return lw_bin(cx, HGC_TIR_ADD, x, lw_i(cx, p->before));
+	case HGC_TMPL_PACK:
+		return l->pack > 1 ? lw_bin(cx, HGC_TIR_MOD, x, lw_i(cx, l->pack)) : lw_i(cx, 0);
+	default:
+		return x;
+	}
+}
+
+/* The physical indices of canonical ones (which stay unused: each use copies). */
+static void phys_indices(struct hgc_lower_ctx *cx, const struct hgc_lower_view *v,
+			 struct hgc_tir_expr **idx, struct hgc_tir_expr **phys)
+{
+	const struct hgc_tmpl_layout *l = v->ctx;
+	int j;
+
+	for (j = 0; j < l->nphys; j++)
+		phys[j] = phys_index(cx, l, j, idx);
+}
+
+/* Load from a template buffer at canonical indices. */
+static struct hgc_tir_expr *buf_load(struct hgc_lower_ctx *cx, const struct hgc_lower_view *v,
+				     struct hgc_tir_expr **idx)
+{
+	struct hgc_tir_expr *phys[HGC_TMPL_MAX_PHYS];
+
+	phys_indices(cx, v, idx, phys);
+	return hgc_tir_load(cx->m, v->tensor, v->tensor->ndims, phys);
+}
+
+/* Store into a template buffer at canonical indices. */
+static struct hgc_tir_stmt *buf_store(struct hgc_lower_ctx *cx, const struct hgc_lower_view *v,
+				      struct hgc_tir_stmt *block, struct hgc_tir_expr **idx,
+				      struct hgc_tir_expr *value)
+{
+	struct hgc_tir_expr *phys[HGC_TMPL_MAX_PHYS];
+
+	phys_indices(cx, v, idx, phys);
+	return hgc_tir_store(cx->m, block, v->tensor, v->tensor->ndims, phys, value);
+}
+
+/* Elements of a layout and of the canonical operand. */
+static void sizes(const struct hgc_tmpl_layout *l, int rank, const int64_t *dims, int64_t *phys,
+		  int64_t *logical)
+{
+	int j;
+
+	for (*phys = 1, j = 0; j < l->nphys; j++)
+		*phys *= l->phys[j].extent;
+	for (*logical = 1, j = 0; j < rank; j++)
+		*logical *= dims[j];
+}
+
+/* The zero of an element type. */
+static struct hgc_tir_expr *zero(struct hgc_lower_ctx *cx, struct hgc_tir_type t)
+{
+	if (t.kind == HGC_TIR_F32)
+		return lw_f(cx, 0);
+	if (t.kind == HGC_TIR_BF16)
+		return lw_cast(cx, HGC_TIR_BF16, lw_f(cx, 0));
+	return hgc_tir_int(cx->m, (enum hgc_tir_kind)t.kind, 0);
+}
+
+/* fill(&t[0, ...], 0, n): the padding of a packed input reads zero. */
+static void zero_fill(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
+		      struct hgc_tir_tensor *t, int64_t n)
+{
+	struct hgc_tir_expr *idx[HGC_TMPL_MAX_PHYS], *args[3];
+	int64_t ext[HGC_TMPL_MAX_PHYS];
+	int j;
+
+	for (j = 0; j < t->ndims; j++) {
+		idx[j] = lw_i(cx, 0);
+		ext[j] = hgc_tir_tensor_dim(t, j);
+	}
+	args[0] = hgc_tir_addr(cx->m, t, t->ndims, idx, ext);
+	args[1] = zero(cx, t->elem);
+	args[2] = lw_i(cx, n);
+	hgc_tir_eval(cx->m, block, hgc_tir_intrin(cx->m, HGC_TIR_I_FILL, 3, args));
+}
+
+/* A buffer for operand i in its layout: packed from the graph for an input. */
+static int operand_buffer(struct hgc_tmpl_build *b, const struct hgc_tmpl_bind *bind, int i,
+			  struct hgc_lower_view *const *in, struct hgc_diag *d)
+{
+	const struct hgc_tmpl_layout *l = &b->layout[i];
+	int64_t dims[HGC_TMPL_MAX_PHYS], phys, logical;
+	struct hgc_lower_view src, dst;
+	struct graph_acc acc = {&bind->map[i], i < b->t->ninputs ? in[i] : NULL};
+	int j, rank = b->t->operand_rank[i];
+
+	for (j = 0; j < l->nphys; j++) {
+		dims[j] = l->phys[j].extent;
+		if (dims[j] < 1)
+			return hgc_error(d, NULL, "template %s: dim %d of the layout of %s is %lld",
+					 b->t->name, j, b->t->operand_names[i], (long long)dims[j]);
+	}
+	b->buf[i] = hgc_tir_tensor_newc(b->m, b->t->operand_names[i], hgc_lower_type(b->dtype[i]),
+					HGC_TIR_LOCAL, l->nphys, dims);
+	hgc_tir_def_tensor(b->m, b->block, b->buf[i]);
+	if (i == b->t->ninputs)
+		return 0;
+	sizes(l, rank, bind->dims[i], &phys, &logical);
+	if (phys > logical)
+		zero_fill(b->cx, b->block, b->buf[i], phys);
+	src = hgc_lower_view_custom(in[i]->tensor, in[i]->dtype, rank, bind->dims[i], graph_load,
+				    graph_store, &acc);
+	dst = hgc_lower_view_custom(b->buf[i], b->dtype[i], rank, bind->dims[i], buf_load,
+				    buf_store, (void *)l);
+	return hgc_lower_copy(b->cx, b->block, &src, &dst, d);
+}
+
+/* The canonical index of dim d at the physical indices p (lets): the sum of
+   what each physical dim of d contributes. */
+static struct hgc_tir_expr *canonical(struct hgc_tmpl_build *b, const struct hgc_tmpl_layout *l,
+				      int d, struct hgc_tir_var *const *p)
+{
+	struct hgc_tir_expr *x = NULL, *t;
+	int j;
+
+	for (j = 0; j < l->nphys; j++) {
+		if (l->phys[j].dim != d)
+			continue;
+		t = lw_v(b->cx, p[j]);
+		if (l->phys[j].kind == HGC_TMPL_OUTER)
+			t = hgc_tmpl_bin(b, HGC_TIR_MUL, t, hgc_tmpl_k(b, l->phys[j].block));
+		else if (l->phys[j].kind == HGC_TMPL_INNER)
+			t = hgc_tmpl_bin(b, HGC_TIR_MUL, t,
+					 hgc_tmpl_k(b, l->phys[j].block / l->phys[j].extent));
+		else if (l->phys[j].kind == HGC_TMPL_PAD)
+			t = hgc_tmpl_bin(b, HGC_TIR_SUB, t, hgc_tmpl_k(b, l->phys[j].before));
+		x = x ? hgc_tmpl_bin(b, HGC_TIR_ADD, x, t) : t;
+	}
+	return x ? x : hgc_tmpl_k(b, 0);
+}
+
+/* Whether canonical dim d of a layout may reach beyond the operand (padding):
+   1 past its end, 2 before its start too. */
+static int padded(const struct hgc_tmpl_layout *l, int d)
+{
+	int j, r = 0;
+
+	for (j = 0; j < l->nphys; j++)
+		if (l->phys[j].dim == d && l->phys[j].kind != HGC_TMPL_WHOLE)
+			r = l->phys[j].kind == HGC_TMPL_PAD ? 2 : r ? r : 1;
+	return r;
+}
+
+/* if (every padded canonical index is inside the operand): the guarded block. */
+static struct hgc_tir_stmt *guard(struct hgc_tmpl_build *b, struct hgc_tir_stmt *block,
+				  const struct hgc_tmpl_layout *l, int rank, const int64_t *dims,
+				  struct hgc_tir_var *const *c)
+{
+	struct hgc_tir_expr *cond = NULL, *t;
+	int d, p;
+
+	for (d = 0; d < rank; d++) {
+		if (!(p = padded(l, d)))
+			continue;
+		t = hgc_tmpl_bin(b, HGC_TIR_LT, lw_v(b->cx, c[d]), hgc_tmpl_k(b, dims[d]));
+		if (p == 2)
+			t = hgc_tmpl_bin(b, HGC_TIR_AND, hgc_tmpl_bin(b, HGC_TIR_GE, lw_v(b->cx, c[d]),
+								      hgc_tmpl_k(b, 0)), t);
+		cond = cond ? hgc_tmpl_bin(b, HGC_TIR_AND, cond, t) : t;
+	}
+	if (!cond || cond->kind == HGC_TIR_E_INT)
+		return block;
+	return hgc_tir_body(hgc_tir_if(b->m, block, cond, false));
+}
+
+/* Graph indices of the output (or the bias) from canonical lets c. */
+static void graph_indices(struct hgc_lower_ctx *cx, const struct hgc_tmpl_map *mp,
+			  struct hgc_tir_var *const *c, struct hgc_tir_expr **gi)
+{
+	struct hgc_tir_expr *ci[HGC_MAX_DIMS];
+	int d, k;
+
+	for (d = 0; d < mp->n; d++) {
+		for (k = 0; k < HGC_MAX_DIMS; k++)
+			ci[k] = c[k] ? lw_v(cx, c[k]) : lw_i(cx, 0);
+		gi[d] = mapped(cx, mp, d, ci);
+	}
+}
+
+/* The result's value at canonical lets c, bias added, stored into the output view. */
+static void store_out(struct hgc_tmpl_build *b, const struct hgc_tmpl_bind *bind,
+		      struct hgc_tir_stmt *body, struct hgc_tir_expr *acc,
+		      struct hgc_lower_view *const *in, const struct hgc_lower_view *out,
+		      struct hgc_tir_var *const *c)
+{
+	struct hgc_lower_ctx *cx = b->cx;
+	struct hgc_tir_expr *gi[HGC_MAX_DIMS], *v;
+	bool bias = bind->op->nin > 2;
+	enum lw_kind kind = bind->acc == HGC_DT_S32 && (!bias || in[2]->dtype == HGC_DT_S32)
+				    ? LW_INT : LW_F32;
+
+	v = lw_cast(cx, kind == LW_INT ? HGC_TIR_INDEX : HGC_TIR_F32, acc);
+	if (kind == LW_F32 && bind->acc == HGC_DT_F32)
+		v = acc;
+	if (bias) {
+		graph_indices(cx, &bind->bias_map, c, gi);
+		v = lw_bin(cx, HGC_TIR_ADD, v, lw_load(cx, in[2], gi, kind));
+	}
+	graph_indices(cx, &bind->map[b->t->ninputs], c, gi);
+	lw_store(cx, out, body, gi, v, kind);
+}
+
+/* Write the result back over slice s of its buffer (loops over its ranges). */
+static void writeback(struct hgc_tmpl_build *b, const struct hgc_tmpl_bind *bind,
+		      struct hgc_tir_stmt *block, const struct hgc_tmpl_slice *s, bool in_par,
+		      struct hgc_lower_view *const *in, const struct hgc_lower_view *out)
+{
+	struct hgc_lower_ctx *cx = b->cx;
+	const struct hgc_tmpl_layout *l = &b->layout[b->t->ninputs];
+	int r = b->t->ninputs, rank = b->t->operand_rank[r], j, k = 0, n = 0;
+	struct hgc_tir_var *p[HGC_TMPL_MAX_PHYS], *c[HGC_MAX_DIMS] = {NULL};
+	struct hgc_tir_expr *x, *idx[HGC_TMPL_MAX_PHYS];
+	int64_t lens[HGC_TMPL_MAX_PHYS];
+	bool saved = cx->in_parallel;
+	struct hgc_tir_stmt *body;
+	struct lw_nest nest;
+
+	for (j = 0; j < s->n; j++)
+		if (s->range[j])
+			lens[n++] = s->len[j];
+	cx->in_parallel |= in_par;
+	lw_loops(cx, block, n, lens, n, lw_prod(n, lens), &nest);
+	cx->in_parallel = saved;
+	body = nest.body;
+	for (j = 0; j < s->n; j++) {
+		x = hgc_tir_expr_copy(cx->m, s->start[j]);
+		if (s->range[j])
+			x = hgc_tmpl_bin(b, HGC_TIR_ADD, x,
+					 hgc_tmpl_bin(b, HGC_TIR_MUL, lw_v(cx, nest.var[k++]),
+						      hgc_tmpl_k(b, s->step[j])));
+		p[j] = lw_hold(cx, body, "p", x);
+	}
+	for (j = 0; j < rank; j++)
+		c[j] = lw_hold(cx, body, "c", canonical(b, l, j, p));
+	body = guard(b, body, l, rank, bind->dims[r], c);
+	for (j = 0; j < s->n; j++)
+		idx[j] = lw_v(cx, p[j]);
+	x = hgc_tir_load(cx->m, b->buf[r], s->n, idx);
+	store_out(b, bind, body, x, in, out, c);
+}
+
+/* The post-op anchor on the result reached by the build with the smallest
+   working set (the first among equals), or -1. */
+static int pick_anchor(struct hgc_tmpl_build *b)
+{
+	const struct hgc_tmpl_anchor *a;
+	struct hgc_tmpl_env e = b->env;
+	int64_t ws, best = 0;
+	int i, pick = -1;
+
+	for (i = 0; i < b->t->nanchors; i++) {
+		a = &b->t->anchors[i];
+		if (!a->post || a->operand != b->t->ninputs || !b->points[i].block)
+			continue;
+		ws = b->t->cost(&e, i, HGC_TMPL_COST_WORKING_SET);
+		if (pick < 0 || ws < best)
+			pick = i, best = ws;
+	}
+	return pick;
+}
+
+/* Remove the empty blocks of anchors nothing was inserted at. */
+static void drop_unused(struct hgc_tmpl_build *b)
+{
+	struct hgc_tmpl_point *p;
+	struct hgc_tir_stmt *par;
+	int i, j;
+
+	for (i = 0; i < b->t->nanchors; i++) {
+		p = &b->points[i];
+		if (!p->block || p->block->u.block.n)
+			continue;
+		par = p->parent;
+		for (j = 0; j < par->u.block.n && par->u.block.stmts[j] != p->block; j++)
+			;
+		if (j == par->u.block.n)
+			continue;
+		memmove(par->u.block.stmts + j, par->u.block.stmts + j + 1,
+			(size_t)(par->u.block.n - j - 1) * sizeof(*par->u.block.stmts));
+		par->u.block.n--;
+	}
+}
+
+/* Set up the build state: layouts and element types. */
+static void build_init(struct hgc_tmpl_build *b, struct hgc_lower_ctx *cx,
+		       struct hgc_tir_stmt *block, const struct hgc_tmpl_bind *bind,
+		       const struct hgc_tmpl_env *chosen, struct hgc_diag *d)
+{
+	int i;
+
+	memset(b, 0, sizeof(*b));
+	b->t = bind->t;
+	b->cx = cx;
+	b->m = cx->m;
+	b->env = *chosen;
+	b->env.bad = false;
+	b->acc = bind->acc;
+	b->d = d;
+	b->outer_parallel = cx->in_parallel;
+	b->block = hgc_tir_block(cx->m, block);
+	for (i = 0; i <= b->t->ninputs; i++) {
+		b->dtype[i] = bind->dtype[i];
+		b->t->layout(&b->env, i, &b->layout[i]);
+	}
+	b->points = hgc_xcalloc((size_t)b->t->nanchors + 1, sizeof(*b->points));
+}
+
+/* Instantiate: buffers, packing, the nest, the write-back. */
+int hgc_tmpl_instantiate(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
+			 const struct hgc_tmpl_bind *bind, const struct hgc_tmpl_env *chosen,
+			 struct hgc_lower_view *const *in, const struct hgc_lower_view *out,
+			 struct hgc_tmpl_inst *inst, struct hgc_diag *d)
+{
+	struct hgc_tmpl_build b;
+	struct hgc_tmpl_slice all;
+	int i, rc = 0, r = bind->t->ninputs;
+
+	build_init(&b, cx, block, bind, chosen, d);
+	memset(inst, 0, sizeof(*inst));
+	for (i = 0; i <= r && !rc; i++)
+		rc = operand_buffer(&b, bind, i, in, d);
+	if (!rc && (b.env.bad || b.nerr))
+		rc = hgc_error(d, NULL, "template %s: a layout divides by zero", b.t->name);
+	if (!rc)
+		rc = b.t->build(&b);
+	cx->in_parallel = b.outer_parallel;
+	inst->writeback = rc ? -1 : pick_anchor(&b);
+	if (!rc && inst->writeback >= 0) {
+		struct hgc_tmpl_point *p = &b.points[inst->writeback];
+
+		writeback(&b, bind, p->block, &p->slice, p->in_parallel, in, out);
+	} else if (!rc) {
+		hgc_tmpl_slice(&b, &all, b.buf[r], r, b.buf[r]->ndims, (struct hgc_loc){NULL, 0, 0});
+		for (i = 0; i < all.n; i++)
+			hgc_tmpl_all(&b, &all, i);
+		writeback(&b, bind, b.block, &all, false, in, out);
+	}
+	if (!rc)
+		drop_unused(&b);
+	inst->env = b.env;
+	inst->points = b.points;
+	hgc_vec_release(&b.ranges);
+	return rc ? -1 : 0;
+}
+
+/* Free what an instance keeps. */
+void hgc_tmpl_inst_release(struct hgc_tmpl_inst *inst)
+{
+	free(inst->points);
+	inst->points = NULL;
+}

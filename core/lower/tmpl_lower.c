@@ -1,0 +1,265 @@
+/*
+ * tmpl_lower.c: templates in the lowering.  hgc_tmpl_lower_tunable is the
+ * hgc_lower_opts.lower_tunable hook: for each MatMul and Convolution it
+ * takes the template a config's `use T for OP;` names, or else the first
+ * registered template that applies (its operands bind and some parameter
+ * values satisfy its constraints), pins parameters from `pin T.P = V;`,
+ * chooses the rest by default, and instantiates it.  When none applies the
+ * op falls back to the naive loops, the reason logged.
+ */
+#include "lower_int.h"
+#include "tmpl.h"
+
+#include <errno.h>
+#include <omp.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Empty options: templates on, the machine's threads, no rules. */
+void hgc_tmpl_opts_init(struct hgc_tmpl_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	hgc_vec_init(&o->log, sizeof(char *));
+}
+
+/* Free the log. */
+void hgc_tmpl_opts_release(struct hgc_tmpl_opts *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->log.len; i++)
+		free(HGC_VEC_AT(&o->log, char *, i));
+	hgc_vec_release(&o->log);
+}
+
+/* Add a line to the log. */
+static void logf_(struct hgc_tmpl_opts *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void logf_(struct hgc_tmpl_opts *o, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	*(char **)hgc_vec_push(&o->log) = strdup(buf);
+}
+
+/* The op kind a rule's key names (case-insensitive), or HGC_OP_COUNT. */
+static enum hgc_op_kind op_named(const char *key)
+{
+	int i;
+
+	for (i = 0; i < HGC_OP_COUNT; i++)
+		if (!strcasecmp(hgc_op_table[i].name, key))
+			return (enum hgc_op_kind)i;
+	return HGC_OP_COUNT;
+}
+
+/* Parse a pin's integer value. */
+static bool int_value(const char *s, int64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoll(s, &end, 10);
+	return !errno && end != s && !*end;
+}
+
+/* Check one rule; -1 with d set. */
+static int check_rule(const struct hgc_tmpl_rule *r, struct hgc_diag *d)
+{
+	const struct hgc_tmpl *t;
+	const char *dot;
+	char name[128];
+	int64_t v;
+	int sym;
+
+	if (!strcmp(r->kind, "use")) {
+		if (!(t = hgc_tmpl_find(r->value)))
+			return hgc_error(d, &r->loc, "unknown template '%s'", r->value);
+		if (op_named(r->key) != t->op)
+			return hgc_error(d, &r->loc, "template %s serves %s, not '%s'", t->name,
+					 hgc_op_table[t->op].name, r->key);
+		return 0;
+	}
+	if (strcmp(r->kind, "pin"))
+		return 0;
+	dot = strchr(r->key, '.');
+	if (!dot || dot - r->key >= (long)sizeof(name))
+		return hgc_error(d, &r->loc, "a pin is TEMPLATE.PARAM, not '%s'", r->key);
+	snprintf(name, sizeof(name), "%.*s", (int)(dot - r->key), r->key);
+	if (!(t = hgc_tmpl_find(name)))
+		return hgc_error(d, &r->loc, "unknown template '%s'", name);
+	sym = hgc_tmpl_sym(t, dot + 1);
+	if (sym < 0 || t->syms[sym].kind != HGC_TMPL_PARAM)
+		return hgc_error(d, &r->loc, "'%s' is not a parameter of template %s", dot + 1,
+				 t->name);
+	if (!int_value(r->value, &v))
+		return hgc_error(d, &r->loc, "pin %s = %s: the value must be an integer", r->key,
+				 r->value);
+	return 0;
+}
+
+/* Check every rule. */
+int hgc_tmpl_check_rules(const struct hgc_tmpl_rule *r, int n, struct hgc_diag *d)
+{
+	int i, rc = 0;
+
+	for (i = 0; i < n; i++)
+		rc |= check_rule(&r[i], d);
+	return rc ? -1 : 0;
+}
+
+/* The pins of template t (checked rules), into pins; their count. */
+static int pins_of(const struct hgc_tmpl_opts *o, const struct hgc_tmpl *t,
+		   struct hgc_tmpl_pin *pins, int cap)
+{
+	const struct hgc_tmpl_rule *r;
+	size_t len = strlen(t->name);
+	int i, n = 0;
+
+	for (i = 0; i < o->nrules && n < cap; i++) {
+		r = &o->rules[i];
+		if (strcmp(r->kind, "pin") || strncmp(r->key, t->name, len) || r->key[len] != '.')
+			continue;
+		pins[n].sym = hgc_tmpl_sym(t, r->key + len + 1);
+		pins[n].rule = r;
+		if (pins[n].sym >= 0 && int_value(r->value, &pins[n].value))
+			n++;
+	}
+	return n;
+}
+
+/* The `use` rule for op kind k, or NULL. */
+static const struct hgc_tmpl_rule *use_of(const struct hgc_tmpl_opts *o, enum hgc_op_kind k)
+{
+	int i;
+
+	for (i = 0; i < o->nrules; i++)
+		if (!strcmp(o->rules[i].kind, "use") && op_named(o->rules[i].key) == k)
+			return &o->rules[i];
+	return NULL;
+}
+
+/* Whether the views are the op's whole tensors (templates bind whole tensors). */
+static bool whole(const struct hgc_op *op, struct hgc_lower_view *const *in,
+		  const struct hgc_lower_view *out)
+{
+	int i;
+
+	for (i = 0; i <= op->nin; i++) {
+		const struct hgc_lower_view *v = i < op->nin ? in[i] : out;
+		const struct hgc_tensor *t = i < op->nin ? op->in[i] : op->out[0];
+
+		if (v->ndims != t->ndims || memcmp(v->dims, t->dims, (size_t)t->ndims * 8))
+			return false;
+	}
+	return true;
+}
+
+/* "MatMul y (file:line)" for the log. */
+static const char *op_text(const struct hgc_op *op, char *buf, size_t n)
+{
+	const struct hgc_tensor *t = op->out[0];
+
+	if (t->name)
+		snprintf(buf, n, "%s %s", hgc_op_table[op->kind].name, t->name);
+	else
+		snprintf(buf, n, "%s %%%d", hgc_op_table[op->kind].name, t->id);
+	return buf;
+}
+
+/* Try template t on op: 1 instantiated, 0 does not apply (why set), -1 error. */
+static int try_template(struct hgc_lower_ctx *cx, struct hgc_tmpl_opts *o,
+			const struct hgc_tmpl *t, const struct hgc_op *op,
+			struct hgc_tir_stmt *block, struct hgc_lower_view *const *in,
+			struct hgc_lower_view *out, char *why, size_t nwhy, struct hgc_diag *d)
+{
+	struct hgc_tmpl_pin pins[32];
+	struct hgc_tmpl_bind bind;
+	struct hgc_tmpl_env env;
+	struct hgc_tmpl_inst inst;
+	struct hgc_diag tmp;
+	int npins, threads = o->threads > 0 ? o->threads : omp_get_max_threads(), rc;
+
+	if (hgc_tmpl_bind(t, op, threads, &bind) < 0)
+		return snprintf(why, nwhy, "%s: %s", t->name, bind.why), 0;
+	npins = pins_of(o, t, pins, 32);
+	hgc_diag_init(&tmp);
+	rc = hgc_tmpl_choose(&bind, pins, npins, &env, npins ? d : &tmp);
+	if (rc < 0 && !npins)
+		snprintf(why, nwhy, "%s: no parameter values satisfy its constraints", t->name);
+	hgc_diag_release(&tmp);
+	if (rc < 0)
+		return npins ? -1 : 0;
+	if (hgc_tmpl_instantiate(cx, block, &bind, &env, in, out, &inst, d) < 0)
+		return -1;
+	rc = inst.writeback;
+	hgc_tmpl_inst_release(&inst);
+	{
+		char buf[128], params[512];
+		FILE *f = fmemopen(params, sizeof(params), "w");
+
+		params[0] = 0;
+		if (f) {
+			hgc_tmpl_print_params(f, &env);
+			fclose(f);
+		}
+		logf_(o, "%s: template %s (%s), write-back %s%s", op_text(op, buf, sizeof(buf)),
+		      t->name, params, rc >= 0 ? "at anchor " : "after the nest",
+		      rc >= 0 ? t->anchors[rc].name : "");
+	}
+	return 1;
+}
+
+/* The lowering hook. */
+int hgc_tmpl_lower_tunable(struct hgc_lower_ctx *cx, const struct hgc_op *op,
+			   struct hgc_tir_stmt *block, struct hgc_lower_view *const *in,
+			   struct hgc_lower_view *out, struct hgc_diag *d)
+{
+	struct hgc_tmpl_opts *o = cx->opts->user;
+	const struct hgc_tmpl_rule *use;
+	const struct hgc_tmpl *t;
+	char why[256] = "no template serves it", buf[128];
+	int i, rc;
+
+	if (!o || o->off)
+		return 0;
+	use = use_of(o, op->kind);
+	if (!whole(op, in, out)) {
+		snprintf(why, sizeof(why), "its views are slices (templates take whole tensors)");
+	} else if (use) {
+		if (check_rule(use, d) < 0)
+			return -1;
+		if ((rc = try_template(cx, o, hgc_tmpl_find(use->value), op, block, in, out, why,
+				       sizeof(why), d)))
+			return rc;
+	} else {
+		for (i = 0; (t = hgc_tmpl_registry[i]); i++) {
+			if (t->op != op->kind)
+				continue;
+			if ((rc = try_template(cx, o, t, op, block, in, out, why, sizeof(why), d)))
+				return rc;
+		}
+	}
+	logf_(o, "%s: naive loops: %s", op_text(op, buf, sizeof(buf)), why);
+	return 0;
+}
+
+/* Lower a whole graph with templates. */
+struct hgc_tir_module *hgc_tmpl_lower_graph(const struct hgc_graph *g, struct hgc_tmpl_opts *o,
+					    struct hgc_diag *d)
+{
+	struct hgc_lower_opts lo;
+
+	if (hgc_tmpl_check_rules(o->rules, o->nrules, d) < 0)
+		return NULL;
+	memset(&lo, 0, sizeof(lo));
+	lo.lower_tunable = hgc_tmpl_lower_tunable;
+	lo.user = o;
+	return hgc_lower_graph(g, &lo, d);
+}
