@@ -8,7 +8,7 @@
 
 #include "dsl/dsl_int.h"
 
-static const char *const keys[] = {"threads", "backend", "dump"};
+static const char *const keys[] = {"threads", "backend", "dump", "cache"};
 /* ORDER: enum hgc_backend, from HGC_BACKEND_INTERP on. */
 static const char *const backends[] = {"interp", "c", "jit"};
 /* ORDER: HGC_DUMP_* bits, lowest first. */
@@ -59,6 +59,17 @@ static void backend(struct hgc_load *ld, struct hgc_config *c, const struct hgc_
 		c->backend = (enum hgc_backend)(HGC_BACKEND_INTERP + i);
 }
 
+/* `cache = on|off;`: whether compiled graphs are kept on disk. */
+static void cache(struct hgc_load *ld, struct hgc_config *c, const struct hgc_ast *v)
+{
+	const char *w = hgc_dsl_word(ld, v);
+
+	if (!w || (strcmp(w, "on") && strcmp(w, "off")))
+		hgc_dsl_error(ld, &v->loc, "'cache' must be on or off");
+	else
+		c->cache_off = !strcmp(w, "off");
+}
+
 /* One name of `dump = NAME;` or `dump = [NAME, ...];`. */
 static void dump1(struct hgc_load *ld, struct hgc_config *c, const struct hgc_ast *v)
 {
@@ -99,6 +110,8 @@ static void setting(struct hgc_load *ld, struct hgc_config *c, unsigned *seen,
 		threads(ld, c, v);
 	else if (k == 1)
 		backend(ld, c, v);
+	else if (k == 3)
+		cache(ld, c, v);
 	else if (v->kind == HGC_AST_LIST)
 		for (v = v->a; v; v = v->next)
 			dump1(ld, c, v);

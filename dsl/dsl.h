@@ -62,6 +62,7 @@ struct hgc_config {
 	int threads;		/* 0: the machine's cores */
 	enum hgc_backend backend;
 	unsigned dumps;		/* HGC_DUMP_* */
+	bool cache_off;		/* `cache = off;`: no disk cache of compiled graphs */
 	int nentries;
 	struct hgc_config_entry *entries;
 };

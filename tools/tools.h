@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/driver/driver.h"
 #include "core/graph/graph.h"
 #include "core/util/util.h"
 #include "dsl/dsl.h"
@@ -133,6 +134,8 @@ void hgc_tool_print_diag(FILE *f, const char *prefix, const char *text);
 const struct hgc_tool_backend *hgc_tool_backend_find(const char *name);
 const struct hgc_tool_backend *hgc_tool_backend_of(enum hgc_backend kind);
 int hgc_tool_backend_names(const char **names, int cap);
+void hgc_tool_driver_opts(const struct hgc_config *cfg, enum hgc_driver_backend b,
+			  struct hgc_driver_opts *o, struct hgc_tmpl_rule **rules);
 
 /* exec.c */
 int hgc_tool_exec_setup(const struct hgc_tool_opts *o, const struct hgc_tool_session *s,

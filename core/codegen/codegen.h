@@ -117,6 +117,22 @@ int hgc_codegen_llvm_emit_header(const struct hgc_tir_module *m,
 				 const struct hgc_codegen_llvm_opts *opts, const char *path,
 				 struct hgc_diag *d);
 
+/* llvm_object.c: object code in memory, for the compiled-graph cache (core/driver) */
+/* Compile m into a host object file in memory: *obj (malloc'ed) and *size; the same
+   exports as hgc_codegen_llvm_emit_file.  -1 with the diag set. */
+int hgc_codegen_llvm_object(const struct hgc_tir_module *m,
+			    const struct hgc_codegen_llvm_opts *opts, void **obj, size_t *size,
+			    struct hgc_diag *d);
+/* Load such an object (exports PREFIXentry, and PREFIXinit when has_init) into the
+   process JIT; NULL with the diag set.  The bytes are copied.  Objects loaded at the
+   same time must have different prefixes. */
+struct hgc_compiled *hgc_codegen_llvm_load_object(const void *obj, size_t size,
+						  const char *prefix, int nargs, bool has_init,
+						  struct hgc_diag *d);
+/* The host target ("triple, cpu NAME, features ..."), set up on first call; NULL with
+   the diag set when LLVM cannot target the host. */
+const char *hgc_codegen_llvm_host(struct hgc_diag *d);
+
 /* llvm_session.c */
 /* "triple, cpu NAME, features ..." of the host target once it is set up, else "". */
 const char *hgc_codegen_llvm_target(void);

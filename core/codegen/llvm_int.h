@@ -9,7 +9,8 @@
  * llvm_expr.c (expressions), llvm_intrin.c (intrinsics), llvm_stmt.c
  * (statements, loops), llvm_func.c (functions, wrappers), llvm_pfor.c
  * (outlined parallel-for bodies), llvm_module.c (the driver and the JIT
- * backend), llvm_emit.c (object, assembly, IR and header output).
+ * backend), llvm_emit.c (object, assembly, IR and header output),
+ * llvm_object.c (objects in memory, and loading them into the JIT).
  */
 #ifndef HGC_CODEGEN_LLVM_INT_H
 #define HGC_CODEGEN_LLVM_INT_H
@@ -80,6 +81,9 @@ char *hgc_llvm_jit_prefix(void);
    ctx passes to the JIT, even on failure); NULL with the diag set. */
 LLVMOrcResourceTrackerRef hgc_llvm_jit_add(LLVMModuleRef mod, LLVMOrcThreadSafeContextRef tsc,
 					   struct hgc_diag *d);
+/* Add an object file to the process JIT under its own resource tracker (the JIT takes
+   obj, even on failure); NULL with the diag set. */
+LLVMOrcResourceTrackerRef hgc_llvm_jit_add_object(LLVMMemoryBufferRef obj, struct hgc_diag *d);
 /* The address of a symbol of the JIT (compiles its module on first use); NULL with the diag set. */
 void *hgc_llvm_jit_lookup(const char *name, struct hgc_diag *d);
 /* Remove a module's code and release its tracker. */

@@ -275,6 +275,32 @@ unlock:
 	return rt;
 }
 
+/* Add an object file to the JIT under a fresh resource tracker (llvm_object.c:
+   objects from the disk cache). */
+LLVMOrcResourceTrackerRef hgc_llvm_jit_add_object(LLVMMemoryBufferRef obj, struct hgc_diag *d)
+{
+	LLVMOrcResourceTrackerRef rt = NULL;
+	LLVMErrorRef err;
+
+	pthread_mutex_lock(&lock);
+	if (!S.jit && (!S.target_ok || jit_init(d) < 0)) {
+		if (!S.target_ok)
+			hgc_error(d, NULL, "llvm backend: the host target is not set up");
+		LLVMDisposeMemoryBuffer(obj);	/* never handed over */
+		goto unlock;
+	}
+	rt = LLVMOrcJITDylibCreateResourceTracker(LLVMOrcLLJITGetMainJITDylib(S.jit));
+	err = LLVMOrcLLJITAddObjectFileWithRT(S.jit, rt, obj);	/* takes obj */
+	if (err) {
+		hgc_llvm_error(d, err, "cannot add the object file to the JIT");
+		LLVMOrcReleaseResourceTracker(rt);
+		rt = NULL;
+	}
+unlock:
+	pthread_mutex_unlock(&lock);
+	return rt;
+}
+
 /* Look a symbol up; the first lookup in a module compiles it. */
 void *hgc_llvm_jit_lookup(const char *name, struct hgc_diag *d)
 {

@@ -1,0 +1,107 @@
+/*
+ * llvm_object.c: object code in memory, for the compiled-graph cache
+ * (core/driver/cache.c).  A module is compiled once into a host object in
+ * memory (the same code `hgc compile --emit=obj` writes), which the cache
+ * stores on disk and loads into the process JIT; a later process loads the
+ * stored object directly, skipping translation, O3 and code generation.
+ * The cache checks the bytes it stores (length, hash) before they get here:
+ * LLVM is not asked to survive a corrupt object.
+ */
+#include "llvm_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* An object in the JIT: the common struct and its resource tracker. */
+struct object_compiled {
+	struct hgc_compiled pub;
+	LLVMOrcResourceTrackerRef rt;
+};
+
+/* Remove the object's code from the JIT. */
+static void release(struct hgc_compiled *pub)
+{
+	struct object_compiled *c = (struct object_compiled *)pub;
+
+	hgc_llvm_jit_remove(c->rt);
+	free(c);
+}
+
+/* The host target description ("triple, cpu NAME, features ..."), setting it up on
+   first use; NULL with the diag set. */
+const char *hgc_codegen_llvm_host(struct hgc_diag *d)
+{
+	if (hgc_llvm_target(d) < 0)
+		return NULL;
+	return hgc_codegen_llvm_target();
+}
+
+/* Compile m into a host object file in memory (malloc'ed bytes). */
+int hgc_codegen_llvm_object(const struct hgc_tir_module *m,
+			    const struct hgc_codegen_llvm_opts *opts, void **obj, size_t *size,
+			    struct hgc_diag *d)
+{
+	const char *prefix = opts && opts->prefix ? opts->prefix : "hgc_";
+	struct hgc_llvm_module *lm = hgc_llvm_module_build(m, prefix, opts ? opts->passes : NULL, d);
+	LLVMMemoryBufferRef buf = NULL;
+	char *msg = NULL;
+	int rc = 0;
+
+	*obj = NULL;
+	*size = 0;
+	if (!lm)
+		return -1;
+	if (LLVMTargetMachineEmitToMemoryBuffer(hgc_llvm_tm(), lm->mod, LLVMObjectFile, &msg, &buf)) {
+		rc = hgc_error(d, NULL, "llvm backend: cannot make an object file: %s",
+			       msg ? msg : "(no message)");
+	} else {
+		*size = LLVMGetBufferSize(buf);
+		*obj = hgc_xmalloc(*size ? *size : 1);
+		memcpy(*obj, LLVMGetBufferStart(buf), *size);
+		LLVMDisposeMemoryBuffer(buf);
+	}
+	LLVMDisposeMessage(msg);
+	hgc_llvm_module_free(lm);
+	return rc;
+}
+
+/* Look up PREFIXrole in the JIT (links the object on first use). */
+static hgc_compiled_fn lookup(const char *prefix, const char *role, struct hgc_diag *d)
+{
+	char name[512];
+	hgc_compiled_fn fn;
+
+	snprintf(name, sizeof(name), "%s%s", prefix, role);
+	*(void **)&fn = hgc_llvm_jit_lookup(name, d);
+	return fn;
+}
+
+/* Load an object exporting PREFIXentry (and PREFIXinit) into the process JIT. */
+struct hgc_compiled *hgc_codegen_llvm_load_object(const void *obj, size_t size,
+						  const char *prefix, int nargs, bool has_init,
+						  struct hgc_diag *d)
+{
+	LLVMMemoryBufferRef buf;
+	struct object_compiled *c;
+	LLVMOrcResourceTrackerRef rt;
+
+	if (hgc_llvm_target(d) < 0)
+		return NULL;
+	buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(obj, size, "hgc-object");
+	rt = hgc_llvm_jit_add_object(buf, d);	/* takes buf */
+	if (!rt)
+		return NULL;
+	c = hgc_xcalloc(1, sizeof(*c));
+	c->rt = rt;
+	c->pub.release = release;
+	c->pub.nargs = nargs;
+	if (has_init)
+		c->pub.init = lookup(prefix, "init", d);
+	if (!has_init || c->pub.init)
+		c->pub.entry = lookup(prefix, "entry", d);
+	if (!c->pub.entry) {
+		release(&c->pub);
+		return NULL;
+	}
+	return &c->pub;
+}

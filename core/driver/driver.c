@@ -1,0 +1,189 @@
+/*
+ * driver.c: the pipeline, one direction:
+ *
+ *     graph -> lowering (tunable ops offered to the templates)
+ *           -> TIR verification -> backend (C or LLVM JIT)
+ *
+ * hgc_driver_compile wraps it in the cache (cache.c): a key, the process
+ * table, then for the JIT the disk cache of object code; only on a miss
+ * does the pipeline run.  Every failure on the way is a diagnostic.
+ */
+#include "driver_int.h"
+
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Defaults: the JIT, every thread OpenMP offers, the disk cache on. */
+void hgc_driver_opts_init(struct hgc_driver_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->backend = HGC_DRIVER_JIT;
+	o->disk_cache = true;
+}
+
+/* The backend's name, as --backend spells it. */
+const char *hgc_driver_backend_name(enum hgc_driver_backend b)
+{
+	return b == HGC_DRIVER_C ? "c" : "jit";
+}
+
+/* Graph -> Tensor IR: each op in graph order over whole-tensor views.  The
+   templates plug in here: lo.lower_tunable = hgc_tmpl_lower_tunable with its
+   struct hgc_tmpl_opts (threads, o->rules) as lo.user (core/lower/tmpl.h). */
+static struct hgc_tir_module *lower(const struct hgc_graph *g, const struct hgc_driver_opts *o,
+				    struct hgc_diag *d)
+{
+	struct hgc_lower_opts lo = { .serial = o->serial, .parallel_min = o->parallel_min };
+
+	return hgc_lower_graph(g, &lo, d);
+}
+
+/* The pipeline up to the backends: lower, then verify what the lowering built. */
+struct hgc_tir_module *hgc_driver_lower(const struct hgc_graph *g,
+					const struct hgc_driver_opts *o, struct hgc_diag *d)
+{
+	struct hgc_tir_module *m = lower(g, o, d);
+
+	if (m && hgc_tir_verify(m, d) < 0) {
+		hgc_note(d, NULL, "the lowering of the graph built invalid Tensor IR (a bug)");
+		hgc_tir_module_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+/* Compile a verified module with the chosen backend. */
+static struct hgc_compiled *backend(const struct hgc_tir_module *m,
+				    const struct hgc_driver_opts *o, struct hgc_diag *d)
+{
+	if (o->backend == HGC_DRIVER_C)
+		return hgc_codegen_c_compile(m, NULL, d);
+	return hgc_codegen_llvm_compile(m, NULL, d);
+}
+
+/* The whole pipeline without the cache. */
+struct hgc_compiled *hgc_driver_build(const struct hgc_graph *g, const struct hgc_driver_opts *o,
+				      struct hgc_diag *d)
+{
+	struct hgc_tir_module *m = hgc_driver_lower(g, o, d);
+	struct hgc_compiled *c;
+
+	if (!m)
+		return NULL;
+	c = backend(m, o, d);
+	hgc_tir_module_free(m);
+	return c;
+}
+
+/* The JIT by way of object code: compile to an object once, store it in the disk
+   cache, load it into the JIT (the same path a later process takes). */
+static struct hgc_compiled *build_object(const struct hgc_graph *g,
+					 const struct hgc_driver_opts *o, const char *key,
+					 struct hgc_driver_info *info, struct hgc_diag *d)
+{
+	struct hgc_tir_module *m = hgc_driver_lower(g, o, d);
+	struct hgc_codegen_llvm_opts lo = { 0 };
+	struct hgc_compiled *c = NULL;
+	char prefix[40];
+	void *obj;
+	size_t size;
+	bool init;
+
+	if (!m)
+		return NULL;
+	hgc_driver_obj_prefix(key, prefix);
+	lo.prefix = prefix;
+	init = m->init != NULL;
+	if (hgc_codegen_llvm_object(m, &lo, &obj, &size, d) == 0) {
+		hgc_driver_disk_store(o, key, obj, size, m->entry->nparams, init, info);
+		c = hgc_codegen_llvm_load_object(obj, size, prefix, m->entry->nparams, init, d);
+		free(obj);
+	}
+	hgc_tir_module_free(m);
+	return c;
+}
+
+/* A compiled graph must take the graph's inputs then outputs. */
+static int check_args(const struct hgc_graph *g, const struct hgc_compiled *c,
+		      struct hgc_diag *d)
+{
+	size_t n = g->inputs.len + g->outputs.len;
+
+	if ((size_t)c->nargs != n)
+		return hgc_error(d, NULL, "the compiled graph takes %d arguments, not the %zu "
+				 "inputs and outputs of the graph (a bug)", c->nargs, n);
+	return 0;
+}
+
+/* Compile on a miss: through the disk cache for the JIT when it is on. */
+static struct hgc_compiled *compile_miss(const struct hgc_graph *g,
+					 const struct hgc_driver_opts *o, const char *key,
+					 struct hgc_driver_info *info, struct hgc_diag *d)
+{
+	int nargs = (int)(g->inputs.len + g->outputs.len);
+	struct hgc_compiled *c = NULL;
+
+	if (hgc_driver_disk_on(o)) {
+		c = hgc_driver_disk_load(o, key, nargs, info);
+		if (c) {
+			info->source = HGC_DRIVER_DISK;
+			return c;
+		}
+		return build_object(g, o, key, info, d);
+	}
+	return hgc_driver_build(g, o, d);
+}
+
+/* The cached or freshly compiled form of g (see driver.h). */
+struct hgc_driver_graph *hgc_driver_compile(const struct hgc_graph *g,
+					    const struct hgc_driver_opts *o,
+					    struct hgc_driver_info *info, struct hgc_diag *d)
+{
+	struct hgc_driver_info local;
+	struct hgc_driver_graph *h;
+	struct hgc_compiled *c;
+	double t0 = hgc_now();
+	char key[33];
+
+	info = info ? info : &local;
+	memset(info, 0, sizeof(*info));
+	if (hgc_driver_key(g, o, key, d) < 0)
+		return NULL;
+	if ((h = hgc_driver_cache_find(key))) {
+		info->source = HGC_DRIVER_MEMORY;
+	} else {
+		if (!(c = compile_miss(g, o, key, info, d)))
+			return NULL;
+		if (check_args(g, c, d) < 0) {
+			hgc_codegen_free(c);
+			return NULL;
+		}
+		h = hgc_driver_cache_add(key, c, o->backend, (int)g->inputs.len,
+					 (int)g->outputs.len, hgc_now() - t0);
+	}
+	info->seconds = hgc_now() - t0;
+	return h;
+}
+
+/* The argument array: inputs, then outputs. */
+int hgc_driver_run(struct hgc_driver_graph *h, const void *const *in, void *const *out,
+		   struct hgc_diag *d)
+{
+	void *small[64], **args = small;
+	int n = h->nin + h->nout;
+
+	if (n != h->code->nargs)
+		return hgc_error(d, NULL, "the compiled graph takes %d arguments, not %d",
+				 h->code->nargs, n);
+	if (n > 64)
+		args = hgc_xcalloc((size_t)n, sizeof(*args));
+	for (int i = 0; i < h->nin; i++)
+		args[i] = (void *)in[i];
+	for (int i = 0; i < h->nout; i++)
+		args[h->nin + i] = out[i];
+	hgc_codegen_run(h->code, args);
+	if (args != small)
+		free(args);
+	return 0;
+}
