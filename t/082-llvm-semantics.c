@@ -239,22 +239,52 @@ static void test_bf16(void)
 }
 
 /* index first_square(x): the first i in [0, 100) with i * i > x (plus big[last], 1),
-   returning from inside the loop with a scratch tensor open; else -1. */
-static struct hgc_tir_func *build_first_square(struct hgc_tir_module *m)
+   returning from inside the loop with a scratch tensor open; else -1.  direct:
+   the return value reads the scratch tensor itself (the C backend frees it
+   first, so only the JIT runs that form); else through a let. */
+static struct hgc_tir_func *build_first_square(struct hgc_tir_module *m, bool direct)
 {
 	struct hgc_tir_func *g = hgc_tir_func_new(m, "first_square", TY(INDEX));
 	struct hgc_tir_var *x = hgc_tir_func_add_scalar(g, "x", TY(INDEX)), *i = ivar(m, "i");
+	struct hgc_tir_var *r = ivar(m, "r");
 	struct hgc_tir_tensor *big = hgc_tir_tensor_newc(m, "big", TY(F32), HGC_TIR_LOCAL, 1,
 							 (int64_t[]){ 30000 });
+	struct hgc_tir_expr *v;
 	struct hgc_tir_stmt *b, *c;
 
 	hgc_tir_def_tensor(m, g->body, big);
 	ST1(g->body, big, I(29999), F32C(1));
 	b = loop_to(m, g->body, i, 100);
 	c = hgc_tir_if(m, b, BIN(GT, BIN(MUL, V(i), V(i)), V(x)), false);
-	hgc_tir_return(m, hgc_tir_body(c), BIN(ADD, V(i), CAST(INDEX, LD1(big, I(29999)))));
+	v = BIN(ADD, V(i), CAST(INDEX, LD1(big, I(29999))));
+	if (!direct) {
+		hgc_tir_let(m, hgc_tir_body(c), r, v);
+		v = V(r);
+	}
+	hgc_tir_return(m, hgc_tir_body(c), v);
 	hgc_tir_return(m, g->body, I(-1));
 	return g;
+}
+
+/* The direct form through the JIT alone: the value is read before the scratch is freed. */
+static void test_return_scratch(void)
+{
+	struct hgc_tir_module *m = hgc_tir_module_new("ret");
+	struct hgc_tir_func *g = build_first_square(m, true);
+	struct hgc_tir_func *f = hgc_tir_func_new(m, "f", TY(VOID));
+	struct hgc_tir_tensor *O = hgc_tir_func_add_tensor(f, "O", TY(INDEX), 1, (int64_t[]){ 1 });
+	struct hgc_compiled *c;
+	int64_t o[1] = { 0 };
+	void *args[1] = { o };
+
+	m->entry = f;
+	ST1(f->body, O, I(0), hgc_tir_call(m, g, 1, (struct hgc_tir_expr *[]){ I(30) }));
+	c = jit(m, "a return of a value read from scratch memory");
+	if (c)
+		hgc_codegen_run(c, args);
+	is_int(o[0], 7, "the value is read before the scratch memory is freed");
+	hgc_codegen_free(c);
+	hgc_tir_module_free(m);
 }
 
 /* Loops: a step and a dependent inner end, empty and reversed ranges, a
@@ -262,7 +292,7 @@ static struct hgc_tir_func *build_first_square(struct hgc_tir_module *m)
 static struct hgc_tir_module *build_loops(void)
 {
 	struct hgc_tir_module *m = hgc_tir_module_new("loops");
-	struct hgc_tir_func *g = build_first_square(m);
+	struct hgc_tir_func *g = build_first_square(m, false);
 	struct hgc_tir_func *f = hgc_tir_func_new(m, "loops", TY(VOID));
 	struct hgc_tir_tensor *O = hgc_tir_func_add_tensor(f, "O", TY(INDEX), 1, (int64_t[]){ 6 });
 	struct hgc_tir_var *n = hgc_tir_func_add_scalar(f, "n", TY(INDEX));
@@ -422,6 +452,7 @@ int main(void)
 	test_ints();
 	test_bf16();
 	test_loops();
+	test_return_scratch();
 	test_locals();
 	test_lazy();
 	hgc_codegen_llvm_shutdown();

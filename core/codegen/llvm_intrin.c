@@ -155,7 +155,7 @@ static LLVMValueRef math(struct hgc_llvm_gen *g, const struct hgc_tir_expr *e)
 		[HGC_TIR_I_FLOOR] = "llvm.floor", [HGC_TIR_I_ROUND] = "llvm.nearbyint",
 		[HGC_TIR_I_POW] = "llvm.pow",
 	};
-	LLVMValueRef a[2];
+	LLVMValueRef a[2] = { NULL, NULL };
 	LLVMTypeRef ty;
 	int i;
 
