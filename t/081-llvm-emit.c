@@ -305,6 +305,11 @@ static void test_recovery(void)
 	if (c)
 		hgc_codegen_run(c, args);
 	is_near(x[0], 1.5, 0, "and runs");
+	hgc_codegen_llvm_shutdown();
+	x[0] = 0;
+	if (c)
+		hgc_codegen_run(c, args);
+	is_near(x[0], 1.5, 0, "a shutdown while a module is alive leaves it working");
 	hgc_codegen_free(c);
 	hgc_codegen_llvm_shutdown();
 	x[0] = 0;

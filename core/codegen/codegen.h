@@ -136,7 +136,8 @@ const char *hgc_codegen_llvm_host(struct hgc_diag *d);
 /* llvm_session.c */
 /* "triple, cpu NAME, features ..." of the host target once it is set up, else "". */
 const char *hgc_codegen_llvm_target(void);
-/* Dispose the process's JIT and target machine (release every compiled module first). */
+/* Dispose the process's JIT and target machine; does nothing while compiled modules
+   are still alive (release them first). */
 void hgc_codegen_llvm_shutdown(void);
 
 #endif

@@ -37,6 +37,7 @@ static struct {
 	LLVMTargetMachineRef tm;	/* passes and object files */
 	LLVMOrcLLJITRef jit;		/* NULL until first used */
 	unsigned long serial;		/* modules prefixed so far */
+	long live;			/* modules and objects in the JIT */
 	char *reported;			/* last message of the JIT's error reporter */
 } S;
 
@@ -269,6 +270,8 @@ LLVMOrcResourceTrackerRef hgc_llvm_jit_add(LLVMModuleRef mod, LLVMOrcThreadSafeC
 		hgc_llvm_error(d, err, "cannot add the module to the JIT");
 		LLVMOrcReleaseResourceTracker(rt);
 		rt = NULL;
+	} else {
+		S.live++;
 	}
 unlock:
 	pthread_mutex_unlock(&lock);
@@ -295,6 +298,8 @@ LLVMOrcResourceTrackerRef hgc_llvm_jit_add_object(LLVMMemoryBufferRef obj, struc
 		hgc_llvm_error(d, err, "cannot add the object file to the JIT");
 		LLVMOrcReleaseResourceTracker(rt);
 		rt = NULL;
+	} else {
+		S.live++;
 	}
 unlock:
 	pthread_mutex_unlock(&lock);
@@ -331,14 +336,20 @@ void hgc_llvm_jit_remove(LLVMOrcResourceTrackerRef rt)
 	pthread_mutex_lock(&lock);
 	LLVMConsumeError(LLVMOrcResourceTrackerRemove(rt));
 	LLVMOrcReleaseResourceTracker(rt);
+	S.live--;
 	pthread_mutex_unlock(&lock);
 }
 
-/* Dispose the JIT and the target machine (every compiled module must be released
-   first); the next use sets them up again. */
+/* Dispose the JIT and the target machine; the next use sets them up again.  While
+   compiled modules are still in the JIT it does nothing: they keep working, and a
+   later call, once they are released, disposes everything. */
 void hgc_codegen_llvm_shutdown(void)
 {
 	pthread_mutex_lock(&lock);
+	if (S.live > 0) {
+		pthread_mutex_unlock(&lock);
+		return;
+	}
 	if (S.jit)
 		LLVMConsumeError(LLVMOrcDisposeLLJIT(S.jit));
 	if (S.tm)
