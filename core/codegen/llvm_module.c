@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Mark tensors that are stored to or whose address is taken. */
+/* Mark tensors whose address is taken (they may be written through it). */
 static void written_expr(struct hgc_tir_visitor *v, struct hgc_tir_expr *e)
 {
 	bool *w = v->ctx;
@@ -24,6 +24,7 @@ static void written_expr(struct hgc_tir_visitor *v, struct hgc_tir_expr *e)
 		w[e->u.tensor->id] = true;
 }
 
+/* Mark tensors that are stored to. */
 static bool written_stmt(struct hgc_tir_visitor *v, struct hgc_tir_stmt *s)
 {
 	bool *w = v->ctx;

@@ -116,27 +116,31 @@ int hgc_llvm_target(struct hgc_diag *d)
 	return rc;
 }
 
-/* Accessors for the host target, valid after hgc_llvm_target succeeded. */
+/* The host target machine, valid after hgc_llvm_target succeeded (and the same below). */
 LLVMTargetMachineRef hgc_llvm_tm(void)
 {
 	return S.tm;
 }
 
+/* The host triple. */
 const char *hgc_llvm_triple(void)
 {
 	return S.triple;
 }
 
+/* The host data layout string. */
 const char *hgc_llvm_layout(void)
 {
 	return S.layout;
 }
 
+/* The host CPU name (znver3 on Zen 4 with LLVM 14). */
 const char *hgc_llvm_cpu(void)
 {
 	return S.cpu;
 }
 
+/* The host feature string (+avx2,+avx512f,... as the CPU has them). */
 const char *hgc_llvm_features(void)
 {
 	return S.features;
