@@ -1,6 +1,7 @@
 /*
  * 090-lower: every op kind lowered from a graph to the Tensor IR, verified,
- * compiled by the C backend and run against the reference interpreter: odd
+ * compiled by the C backend and by the LLVM one (O0, or O3 for the tunable
+ * ops) and run against the reference interpreter: odd
  * sizes, broadcasting, negative axes, int8 with zero points, bf16.  Integers
  * must match exactly (but for the f32 functions the interpreter rounds from
  * double); f32 within 1e-5 relative plus a small absolute term where sums
@@ -527,6 +528,7 @@ int main(void)
 	test_pool();
 	test_shape();
 	test_quant();
+	lc_llvm_opts.passes = NULL;	/* O3 where it compiles fast */
 	test_quant_inexact();
 	test_matmul_float();
 	test_matmul_int();

@@ -215,27 +215,55 @@ static inline void lc_compare(const struct hgc_graph *g, size_t k, const void *g
 		     (double)hgc_load_f32(o->dtype, got, bad), (double)hgc_load_f32(o->dtype, want, bad));
 }
 
-/* Lower g, verify and compile it; NULL (with TAP failures) when a step fails. */
-static inline struct hgc_compiled *lc_build(const struct hgc_graph *g, const char *what,
-					    const struct hgc_lower_opts *opts)
+/* Lower g and verify the module; NULL (with TAP failures) when a step fails. */
+static inline struct hgc_tir_module *lc_lower(const struct hgc_graph *g, const char *what,
+					      const struct hgc_lower_opts *opts)
 {
 	struct hgc_tir_module *m;
-	struct hgc_compiled *c = NULL;
 	struct hgc_diag d;
 
 	hgc_diag_init(&d);
 	m = hgc_lower_graph(g, opts, &d);
 	ok(m != NULL, "%s: lowers", what);
-	if (m && !ok(hgc_tir_verify(m, &d) == 0, "%s: the module verifies", what))
+	if (m && !ok(hgc_tir_verify(m, &d) == 0, "%s: the module verifies", what)) {
 		hgc_tir_print_module(stdout, m);
-	if (m && !d.nerr) {
-		c = hgc_codegen_c_compile(m, NULL, &d);
-		ok(c != NULL, "%s: compiles with the C backend", what);
+		hgc_tir_module_free(m);
+		m = NULL;
 	}
 	if (d.nerr)
 		diag("%s", hgc_diag_text(&d));
-	hgc_tir_module_free(m);
 	hgc_diag_release(&d);
+	return m;
+}
+
+/* The LLVM backend's pipeline: O0 by default (the lowering's numbers are the
+   point, and O3 takes seconds per module); a test may set NULL (O3). */
+static struct hgc_codegen_llvm_opts lc_llvm_opts = { .passes = "default<O0>" };
+
+/* Compile m with the C backend (llvm false) or the LLVM one; NULL with a failure. */
+static inline struct hgc_compiled *lc_compile(const struct hgc_tir_module *m, const char *what,
+					      bool llvm)
+{
+	struct hgc_compiled *c;
+	struct hgc_diag d;
+
+	hgc_diag_init(&d);
+	c = llvm ? hgc_codegen_llvm_compile(m, &lc_llvm_opts, &d) : hgc_codegen_c_compile(m, NULL, &d);
+	ok(c != NULL, "%s: compiles", what);
+	if (d.nerr)
+		diag("%s", hgc_diag_text(&d));
+	hgc_diag_release(&d);
+	return c;
+}
+
+/* Lower g, verify and compile it with the C backend; NULL when a step fails. */
+static inline struct hgc_compiled *lc_build(const struct hgc_graph *g, const char *what,
+					    const struct hgc_lower_opts *opts)
+{
+	struct hgc_tir_module *m = lc_lower(g, what, opts);
+	struct hgc_compiled *c = m ? lc_compile(m, what, false) : NULL;
+
+	hgc_tir_module_free(m);
 	return c;
 }
 
@@ -315,21 +343,41 @@ static inline bool lc_interp(const struct hgc_graph *g, struct lc_bufs *b, const
 	return r == 0;
 }
 
-/* The whole check: lower, verify, compile, run, compare every output. */
+/* Run c on b's inputs and compare every output with the interpreter's. */
+static inline void lc_run_compare(const struct hgc_graph *g, struct hgc_compiled *c,
+				  struct lc_bufs *b, const char *what, const struct lc_tol *tol)
+{
+	size_t k;
+
+	for (k = 0; k < b->nout; k++)
+		memset(b->got[k], 0x5a, hgc_tensor_nbytes(HGC_GRAPH_OUTPUT(g, k)));
+	lc_run(c, b);
+	for (k = 0; k < b->nout; k++)
+		lc_compare(g, k, b->got[k], b->want[k], what, tol);
+}
+
+/* The whole check: lower, verify, compile with both backends, run, compare every output. */
 static inline void lc_check(struct hgc_graph *g, const char *what, const enum fill *modes,
 			    struct lc_tol tol)
 {
-	struct hgc_compiled *c = lc_build(g, what, NULL);
+	struct hgc_tir_module *m = lc_lower(g, what, NULL);
+	struct hgc_compiled *c;
 	struct lc_bufs b;
-	size_t k;
+	char name[256];
+	int llvm;
 
 	lc_bufs_init(&b, g, modes);
-	if (c && lc_interp(g, &b, what)) {
-		lc_run(c, &b);
-		for (k = 0; k < b.nout; k++)
-			lc_compare(g, k, b.got[k], b.want[k], what, &tol);
+	if (m && lc_interp(g, &b, what)) {
+		for (llvm = 0; llvm < 2; llvm++) {
+			snprintf(name, sizeof(name), "%s (%s)", what,
+				 !llvm ? "C" : lc_llvm_opts.passes ? lc_llvm_opts.passes : "LLVM O3");
+			c = lc_compile(m, name, llvm);
+			if (c)
+				lc_run_compare(g, c, &b, name, &tol);
+			hgc_codegen_free(c);
+		}
 	}
-	hgc_codegen_free(c);
+	hgc_tir_module_free(m);
 	lc_bufs_release(&b);
 	hgc_graph_free(g);
 }
