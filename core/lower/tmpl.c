@@ -325,6 +325,11 @@ static int no_candidate(const struct walk *w, const struct hgc_tmpl_bind *b,
 	for (i = 0; i < t->nconstraints; i++)
 		if (w->fails[i] && (worst < 0 || w->fails[i] > w->fails[worst]))
 			worst = i;
+	for (i = 0; w->npins && i < t->nconstraints; i++)
+		if (w->fails[i] && t->constraints[i].param == t->syms[w->pins[0].sym].decl &&
+		    (worst < 0 || t->constraints[worst].param != t->constraints[i].param ||
+		     w->fails[i] > w->fails[worst]))
+			worst = i;
 	if (worst < 0)
 		return hgc_error(d, NULL, "template %s: no parameter values for this %s", t->name,
 				 hgc_op_table[t->op].name);

@@ -109,7 +109,7 @@ int hgc_tmpl_brgemm_begin(struct hgc_tmpl_build *b, struct hgc_tmpl_brgemm *g,
 	if (g->cap > (1 << 20))
 		return hgc_tmpl_fail(b, loc, "brgemm: a batch of up to %lld blocks",
 				     (long long)g->cap);
-	g->count = hgc_tir_var_new(b->m, "nb", hgc_tir_ty(HGC_TIR_INDEX));
+	g->count = hgc_tir_var_new(b->m, "bs", hgc_tir_ty(HGC_TIR_INDEX));
 	for (i = 0; i < n; i++)
 		g->body = hgc_tmpl_for(b, g->body, vars[i], lo[i], hi[i], NULL, loc);
 	return 0;
