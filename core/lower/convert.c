@@ -1,11 +1,10 @@
 /*
  * convert.c: loads and stores in a compute kind, with the interpreter's
- * conversions: integers round half to even and saturate (NaN gives 0), bf16
- * rounds to nearest even (the TIR cast), booleans test for non-zero.
+ * conversions: integers round half to even and saturate (NaN gives 0: the
+ * TIR round and cast do both), bf16 rounds to nearest even (the TIR cast),
+ * booleans test for non-zero.
  */
 #include "lower_int.h"
-
-#include <math.h>
 
 /* Integer dtypes whose arithmetic LW_INT keeps exact. */
 static bool is_int_dt(enum hgc_dtype dt)
@@ -62,23 +61,12 @@ struct hgc_tir_expr *lw_clamp_int(struct hgc_lower_ctx *cx, struct hgc_tir_stmt 
 			     lw_v(cx, v)));
 }
 
-/* Round half to even from floor: up when the fraction is above one half, or one
-   half exactly and the floor is odd. */
+/* Round half to even: the TIR round intrinsic (docs/tir.md). */
 struct hgc_tir_expr *lw_round_even(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
 				   struct hgc_tir_expr *x)
 {
-	struct hgc_tir_var *xv = lw_hold(cx, block, "x", x), *fl, *fr, *half, *up;
-
-	fl = lw_let(cx, block, "fl", lw_call1(cx, HGC_TIR_I_FLOOR, lw_v(cx, xv)));
-	fr = lw_let(cx, block, "fr", lw_bin(cx, HGC_TIR_SUB, lw_v(cx, xv), lw_v(cx, fl)));
-	half = lw_let(cx, block, "h", lw_bin(cx, HGC_TIR_MUL, lw_v(cx, fl), lw_f(cx, 0.5)));
-	up = lw_let(cx, block, "up", lw_bin(cx, HGC_TIR_OR,
-		lw_bin(cx, HGC_TIR_GT, lw_v(cx, fr), lw_f(cx, 0.5)),
-		lw_bin(cx, HGC_TIR_AND, lw_bin(cx, HGC_TIR_EQ, lw_v(cx, fr), lw_f(cx, 0.5)),
-		       lw_bin(cx, HGC_TIR_NE, lw_call1(cx, HGC_TIR_I_FLOOR, lw_v(cx, half)),
-			      lw_v(cx, half)))));
-	return lw_bin(cx, HGC_TIR_ADD, lw_v(cx, fl),
-		      lw_sel(cx, lw_v(cx, up), lw_f(cx, 1), lw_f(cx, 0)));
+	(void)block;
+	return lw_call1(cx, HGC_TIR_I_ROUND, x);
 }
 
 /* Round half away from zero (C round): round |x| half up, then restore the sign. */
@@ -97,41 +85,15 @@ struct hgc_tir_expr *lw_round_away(struct hgc_lower_ctx *cx, struct hgc_tir_stmt
 		      hgc_tir_unary(cx->m, HGC_TIR_NEG, lw_v(cx, r)), lw_v(cx, r));
 }
 
-/* An integer constant of kind k. */
-static struct hgc_tir_expr *kconst(struct hgc_lower_ctx *cx, enum hgc_dtype dt, int64_t v)
-{
-	return hgc_tir_int(cx->m, (enum hgc_tir_kind)hgc_lower_type(dt).kind, v);
-}
-
 /*
- * An f32 into an integer dtype: NaN gives 0, else round half to even and
- * saturate.  The s32 top 2^31 - 1 is no f32, so values from 2^31 take it by
- * a select and the cast only sees values it can hold.
+ * An f32 into an integer dtype: round half to even, then the TIR cast, which
+ * saturates and takes NaN to 0 (docs/tir.md): hgc_store_f64's conversion.
  */
 static struct hgc_tir_expr *f32_to_int(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
 				       struct hgc_tir_expr *x, enum hgc_dtype dt)
 {
-	struct hgc_tir_var *xv = lw_hold(cx, block, "v", x), *r;
-	enum hgc_tir_kind k = (enum hgc_tir_kind)hgc_lower_type(dt).kind;
-	struct hgc_tir_expr *c;
-	int64_t lo, hi;
-
-	lw_int_range(dt, &lo, &hi);
-	r = lw_let(cx, block, "r", lw_round_even(cx, block, lw_v(cx, xv)));
-	if (dt != HGC_DT_S32) {
-		c = lw_sel(cx, lw_bin(cx, HGC_TIR_LE, lw_v(cx, r), lw_f(cx, (double)hi)), lw_v(cx, r),
-			   lw_f(cx, (double)hi));
-		c = lw_cast(cx, k, lw_sel(cx, lw_bin(cx, HGC_TIR_GE, lw_v(cx, r), lw_f(cx, (double)lo)),
-					  c, lw_f(cx, (double)lo)));
-	} else {
-		c = lw_sel(cx, lw_bin(cx, HGC_TIR_LT, lw_v(cx, r), lw_f(cx, 2147483648.0)), lw_v(cx, r),
-			   lw_f(cx, 0));
-		c = lw_cast(cx, k, lw_sel(cx, lw_bin(cx, HGC_TIR_GE, lw_v(cx, r), lw_f(cx, (double)lo)),
-					  c, lw_f(cx, (double)lo)));
-		c = lw_sel(cx, lw_bin(cx, HGC_TIR_GE, lw_v(cx, r), lw_f(cx, 2147483648.0)),
-			   kconst(cx, dt, hi), c);
-	}
-	return lw_sel(cx, lw_bin(cx, HGC_TIR_NE, lw_v(cx, xv), lw_v(cx, xv)), kconst(cx, dt, 0), c);
+	return lw_cast(cx, (enum hgc_tir_kind)hgc_lower_type(dt).kind,
+		       lw_round_even(cx, block, x));
 }
 
 /* An f32 value as dtype dt. */
