@@ -20,6 +20,8 @@
 #include <immintrin.h>
 
 #define VL 16
+/* The vector layer: inlined into the tiles, uninstrumented like them (brgemm_tile.inc). */
+#define VINLINE static inline __attribute__((always_inline, no_sanitize("address", "undefined")))
 #define VEC_HAS_DOT 1
 #define VEC_HAS_WIDE 0
 
@@ -27,43 +29,43 @@ typedef __m512i vreg;
 typedef __mmask16 vmask;
 
 /* Lanes 0 .. n-1 set. */
-static inline vmask vmask_first(int n)
+VINLINE vmask vmask_first(int n)
 {
 	return (vmask)((1u << n) - 1);
 }
 
 /* The all-zero vector. */
-static inline vreg vzero(void)
+VINLINE vreg vzero(void)
 {
 	return _mm512_setzero_si512();
 }
 
 /* Unaligned load. */
-static inline vreg vload(const void *p)
+VINLINE vreg vload(const void *p)
 {
 	return _mm512_loadu_si512(p);
 }
 
 /* Load the lanes of m, zero the others (masked lanes never fault). */
-static inline vreg vload_m(const void *p, vmask m)
+VINLINE vreg vload_m(const void *p, vmask m)
 {
 	return _mm512_maskz_loadu_epi32(m, p);
 }
 
 /* Unaligned store. */
-static inline void vstore(void *p, vreg v)
+VINLINE void vstore(void *p, vreg v)
 {
 	_mm512_storeu_si512(p, v);
 }
 
 /* Store the lanes of m only. */
-static inline void vstore_m(void *p, vmask m, vreg v)
+VINLINE void vstore_m(void *p, vmask m, vreg v)
 {
 	_mm512_mask_storeu_epi32(p, m, v);
 }
 
 /* The 32 bits at p in every lane: vpbroadcastd, cheaper than vbroadcastss into zmm on Zen 4. */
-static inline vreg vbcast(const void *p)
+VINLINE vreg vbcast(const void *p)
 {
 	int32_t x;
 
@@ -74,20 +76,20 @@ static inline vreg vbcast(const void *p)
 #define PIN(v) __asm__ volatile("" : "+v"(v))
 
 /* acc + a * b in f32. */
-static inline vreg vfma(vreg acc, vreg a, vreg b)
+VINLINE vreg vfma(vreg acc, vreg a, vreg b)
 {
 	return _mm512_castps_si512(_mm512_fmadd_ps(_mm512_castsi512_ps(a), _mm512_castsi512_ps(b),
 						   _mm512_castsi512_ps(acc)));
 }
 
 /* acc + the four u8 x s8 products of each lane (vpdpbusd, a unsigned). */
-static inline vreg vdpbusd(vreg acc, vreg a, vreg b)
+VINLINE vreg vdpbusd(vreg acc, vreg a, vreg b)
 {
 	return _mm512_dpbusd_epi32(acc, a, b);
 }
 
 /* acc + the two bf16 x bf16 products of each lane (vdpbf16ps). */
-static inline vreg vdpbf16(vreg acc, vreg a, vreg b)
+VINLINE vreg vdpbf16(vreg acc, vreg a, vreg b)
 {
 	return _mm512_castps_si512(
 		_mm512_dpbf16_ps(_mm512_castsi512_ps(acc), (__m512bh)a, (__m512bh)b));
@@ -99,9 +101,9 @@ static inline vreg vdpbf16(vreg acc, vreg a, vreg b)
 /* Tile shapes, rows x vectors, widest first (MICROKERNELS: 0.98-0.99 of peak each). */
 #define ZMM_SHAPES(X, o) X(6, 4, o) X(8, 3, o) X(12, 2, o) X(16, 1, o)
 
-TILES(f32_tiles, OP_F32, ZMM_SHAPES, ZMM_SHAPES)
-TILES(i8_tiles, OP_I8_DOT, ZMM_SHAPES, ZMM_SHAPES)
-TILES(bf16_tiles, OP_BF16_DOT, ZMM_SHAPES, ZMM_SHAPES)
+TILES(f32_tiles, OP_F32, ZMM_SHAPES)
+TILES(i8_tiles, OP_I8_DOT, ZMM_SHAPES)
+TILES(bf16_tiles, OP_BF16_DOT, ZMM_SHAPES)
 
 /* f32 brgemm with zmm tiles. */
 void hgc_rt_f32_avx512(const struct hgc_rt_call *c)

@@ -1,0 +1,46 @@
+/*
+ * 041-brgemm-emu512: the AVX-512 tiles (blocking, edge tiles, masks,
+ * packing) compiled against the portable emulation of their vector layer
+ * (runtime/vec512_emu.inc), so they are checked on every CPU, including
+ * those without AVX-512 where t/040 must skip them.  The real zmm build is
+ * checked by t/040 on CPUs that have AVX-512.
+ */
+#define HGC_VEC512_EMU 1
+#include "runtime/brgemm_avx512.c"
+
+#include "t/tap.h"
+#include "t/brgemm_check.h"
+
+/* The tile table each kernel uses and what picks the column blocks. */
+static void test_shapes(void)
+{
+	is_int(f32_tiles.nr, 4, "widest tile: 4 vectors");
+	is_int(f32_tiles.mr[4], 6, "6x4");
+	is_int(f32_tiles.mr[3], 8, "8x3");
+	is_int(f32_tiles.mr[1], 16, "16x1");
+	is_int(pick_nr(&f32_tiles, 4), 4, "64 columns: 6x4");
+	is_int(pick_nr(&f32_tiles, 3), 3, "48 columns: 8x3");
+	is_int(pick_nr(&f32_tiles, 6), 3, "96 columns: 8x3 twice");
+	is_int(pick_nr(&f32_tiles, 7), 4, "112 columns: 6x4 then 8x3");
+	ok(f32_tiles.fn[2][12] && f32_tiles.fn[2][8] && i8_tiles.fn[4][4] && i8_tiles.fn[4][1] &&
+	   bf16_tiles.fn[1][16] && !bf16_tiles.fn[1][3], "full tiles and power-of-two edge tiles");
+}
+
+int main(void)
+{
+	static const enum form direct[] = {FORM_DIRECT};
+	static hgc_rt_kernel_fn *const kern[HGC_RT_NKIND] = {
+		hgc_rt_f32_avx512_emu, hgc_rt_u8s8_avx512_emu, hgc_rt_bf16_avx512_emu};
+	static const char *const names[HGC_RT_NKIND] = {"f32", "u8s8s32 (vpdpbusd)",
+							"bf16 (vdpbf16ps)"};
+	char err[400] = "";
+	int k, fails;
+
+	test_shapes();
+	for (k = 0; k < HGC_RT_NKIND; k++) {
+		fails = sweep((enum hgc_rt_kind)k, direct, 1, kern[k], 0, 1, err, sizeof(err));
+		if (!ok(fails == 0, "emulated avx512 %s: 128 shapes, bs 1-4, beta 0/1", names[k]))
+			diag("%d failed; first: %s", fails, err);
+	}
+	return done_testing();
+}
