@@ -25,7 +25,8 @@ static void put(struct buf *b, const char *s, size_t n)
 	if (b->len + n + 1 > b->cap) {
 		b->cap = (b->len + n + 1) * 2 + 32;
 		t = hgc_arena_alloc(b->a, b->cap);
-		memcpy(t, b->s, b->len);
+		if (b->len)
+			memcpy(t, b->s, b->len);
 		b->s = t;
 	}
 	memcpy(b->s + b->len, s, n);
