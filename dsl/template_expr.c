@@ -114,6 +114,12 @@ static int unknown(struct hgc_tck *c, const struct hgc_ast *e)
 	if (def)
 		return hgc_tck_error(c, &e->loc, "'%.*s' is used before its definition at line %d",
 				     e->tok.n, e->tok.z, def->loc.line);
+#define X(kind, sym, what)                                                                  \
+	if (hgc_dsl_tok_is(&e->tok, #sym) && c->s->op != HGC_OP_##kind)                     \
+		return hgc_tck_error(c, &e->loc, "unknown name '%s': only %s templates have it", \
+				     #sym, hgc_op_table[HGC_OP_##kind].name);
+	HGC_TMPL_OP_SYMS(X)
+#undef X
 	n = visible(c, names, 256);
 	near = hgc_dsl_suggest(e->tok.z, (size_t)e->tok.n, names, n);
 	if (near)

@@ -289,25 +289,16 @@ static void anchor(struct hgc_tck *c, struct hgc_ast *an)
 	size_t i;
 	int r;
 
-	if (an->b) {
-		hgc_tck_error(c, &an->b->loc, "anchor targets ('->') are not supported: an anchor "
-			      "exposes one slice of an operand");
-		return;
-	}
-	if (an->a->kind != HGC_AST_INDEX) {
-		hgc_tck_error(c, &an->a->loc, "an anchor exposes a slice of an operand, like "
-			      "C[i, :, :]");
-		return;
-	}
-	r = hgc_tck_slice(c, an->a);
-	if (r < 0)
-		return;
-	if (an->a->sym->kind != HGC_TSYM_OPERAND) {
-		hgc_tck_error(c, &an->a->loc, "anchor '%.*s' exposes '%s', a temporary: anchors "
-			      "expose slices of the operands", an->tok.n, an->tok.z,
-			      an->a->sym->name);
-		return;
-	}
+	if (an->b)
+		r = hgc_tck_error(c, &an->b->loc, "anchor targets ('->') are not supported: an "
+				  "anchor exposes one slice of an operand") - 1;
+	else if (an->a->kind != HGC_AST_INDEX)
+		r = hgc_tck_error(c, &an->a->loc, "an anchor exposes a slice of an operand, like "
+				  "C[i, :, :]") - 1;
+	else if ((r = hgc_tck_slice(c, an->a)) >= 0 && an->a->sym->kind != HGC_TSYM_OPERAND)
+		r = hgc_tck_error(c, &an->a->loc, "anchor '%.*s' exposes '%s', a temporary: "
+				  "anchors expose slices of the operands", an->tok.n, an->tok.z,
+				  an->a->sym->name) - 1;
 	for (i = 0; i < c->s->anchors.len; i++) {
 		old = HGC_TSEM_ANCHOR(c->s, i);
 		if (hgc_dsl_tok_is(&an->tok, old->name)) {
@@ -320,9 +311,11 @@ static void anchor(struct hgc_tck *c, struct hgc_ast *an)
 	a = hgc_arena_calloc(c->arena, 1, sizeof(*a));
 	a->name = hgc_dsl_tok_str(c->arena, &an->tok);
 	a->decl = an;
-	a->operand = an->a->sym;
-	a->post = !an->a->sym->input;
-	a->rank = r;
+	if (r >= 0) {	/* one with errors is kept too: its cost is no "unknown anchor" */
+		a->operand = an->a->sym;
+		a->post = !an->a->sym->input;
+		a->rank = r;
+	}
 	a->index = (int)c->s->anchors.len;
 	*(struct hgc_tanchor **)hgc_vec_push(&c->s->anchors) = a;
 }
