@@ -14,6 +14,7 @@
 /* The vector layer: inlined into the tiles, uninstrumented like them (brgemm_tile.inc). */
 #define VINLINE static inline __attribute__((always_inline, no_sanitize("address", "undefined")))
 #define VEC_HAS_DOT 0
+#define VEC_MASK_CHEAP 0
 #define VEC_HAS_WIDE 1
 
 typedef __m256i vreg;

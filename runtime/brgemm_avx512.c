@@ -23,6 +23,7 @@
 /* The vector layer: inlined into the tiles, uninstrumented like them (brgemm_tile.inc). */
 #define VINLINE static inline __attribute__((always_inline, no_sanitize("address", "undefined")))
 #define VEC_HAS_DOT 1
+#define VEC_MASK_CHEAP 1
 #define VEC_HAS_WIDE 0
 
 typedef __m512i vreg;

@@ -1,0 +1,359 @@
+/*
+ * ukernel: how close each brgemm microkernel comes to the core's peak for
+ * its instruction.  Measures the peak first (independent accumulator
+ * chains of vfmadd231ps zmm and ymm, vpdpbusd, vdpbf16ps, vpmaddwd +
+ * vpaddd), then each kernel at each ISA the CPU has on in-cache blocks,
+ * pinned to one core, and prints medians of many repetitions.  The
+ * fraction of peak is measured in the same run, so it does not depend on
+ * the clock.  Usage: ukernel [repetitions]
+ */
+#include <immintrin.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime/runtime.h"
+#include "runtime/runtime_int.h"
+
+#define PEAK_ITERS 20000L	/* about 0.3 ms: short timings dodge preemption on a busy machine */
+
+/* Peaks measured: operations per second of each instruction's useful work. */
+enum peak { PK_ZMM_FMA, PK_YMM_FMA, PK_VNNI, PK_BF16, PK_MADDWD, PK_N };
+static const char *const peak_names[PK_N] = {"vfmadd231ps zmm", "vfmadd231ps ymm",
+					      "vpdpbusd zmm", "vdpbf16ps zmm",
+					      "vpmaddwd+vpaddd ymm"};
+static double peak[PK_N];
+static volatile float sink_f;	/* keeps the peak loops' results alive */
+static volatile int sink_i;
+
+/* Seconds on the monotonic clock. */
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Sort doubles ascending (for medians). */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The median of n timings of fn(arg). */
+static double median_time(void (*fn)(void *), void *arg, int reps)
+{
+	double *t = malloc(sizeof(double) * (size_t)reps), m, t0;
+	int i;
+
+	fn(arg);
+	for (i = 0; i < reps; i++) {
+		t0 = now();
+		fn(arg);
+		t[i] = now() - t0;
+	}
+	qsort(t, (size_t)reps, sizeof(double), cmp_double);
+	m = t[reps / 2];
+	free(t);
+	return m;
+}
+
+#define PIN(v) __asm__ volatile("" : "+v"(v))
+
+/* 16 chains of zmm FMAs: 32 flop each. */
+__attribute__((target("avx512f"))) static void peak_zmm(void *arg)
+{
+	__m512 a[16], x = _mm512_set1_ps(1.0f), y = _mm512_set1_ps(1e-9f);
+	long i;
+	int j;
+
+#pragma GCC unroll 16
+	for (j = 0; j < 16; j++)
+		a[j] = _mm512_set1_ps((float)j);
+	for (i = 0; i < PEAK_ITERS; i++)
+#pragma GCC unroll 16
+		for (j = 0; j < 16; j++)
+			a[j] = _mm512_fmadd_ps(a[j], x, y);
+#pragma GCC unroll 16
+	for (j = 1; j < 16; j++)
+		a[0] = _mm512_add_ps(a[0], a[j]);
+	sink_f = _mm512_reduce_add_ps(a[0]);
+}
+
+/* 12 chains of ymm FMAs: 16 flop each. */
+__attribute__((target("avx2,fma"))) static void peak_ymm(void *arg)
+{
+	__m256 a[12], x = _mm256_set1_ps(1.0f), y = _mm256_set1_ps(1e-9f);
+	long i;
+	int j;
+
+#pragma GCC unroll 16
+	for (j = 0; j < 12; j++)
+		a[j] = _mm256_set1_ps((float)j);
+	for (i = 0; i < PEAK_ITERS; i++)
+#pragma GCC unroll 16
+		for (j = 0; j < 12; j++)
+			a[j] = _mm256_fmadd_ps(a[j], x, y);
+#pragma GCC unroll 16
+	for (j = 1; j < 12; j++)
+		a[0] = _mm256_add_ps(a[0], a[j]);
+	sink_f = _mm256_cvtss_f32(a[0]);
+}
+
+/* 16 chains of vpdpbusd zmm: 64 u8 x s8 products, 128 op each. */
+__attribute__((target("avx512f,avx512vnni"))) static void peak_vnni(void *arg)
+{
+	__m512i a[16], x = _mm512_set1_epi32(0x01010101), y = _mm512_set1_epi32(0x01ff01ff);
+	long i;
+	int j;
+
+#pragma GCC unroll 16
+	for (j = 0; j < 16; j++)
+		a[j] = _mm512_set1_epi32(j);
+	for (i = 0; i < PEAK_ITERS; i++)
+#pragma GCC unroll 16
+		for (j = 0; j < 16; j++) {
+			a[j] = _mm512_dpbusd_epi32(a[j], x, y);
+			PIN(a[j]);	/* else gcc copies the tied accumulators around */
+		}
+#pragma GCC unroll 16
+	for (j = 1; j < 16; j++)
+		a[0] = _mm512_add_epi32(a[0], a[j]);
+	sink_i = _mm512_reduce_add_epi32(a[0]);
+}
+
+/* 16 chains of vdpbf16ps zmm: 32 bf16 products, 64 flop each. */
+__attribute__((target("avx512f,avx512bf16"))) static void peak_bf16(void *arg)
+{
+	__m512 a[16];
+	__m512bh x = (__m512bh)_mm512_set1_epi32(0x3f803f80), y = x;
+	long i;
+	int j;
+
+#pragma GCC unroll 16
+	for (j = 0; j < 16; j++)
+		a[j] = _mm512_set1_ps((float)j);
+	for (i = 0; i < PEAK_ITERS; i++)
+#pragma GCC unroll 16
+		for (j = 0; j < 16; j++)
+			a[j] = _mm512_dpbf16_ps(a[j], x, y);
+#pragma GCC unroll 16
+	for (j = 1; j < 16; j++)
+		a[0] = _mm512_add_ps(a[0], a[j]);
+	sink_f = _mm512_reduce_add_ps(a[0]);
+}
+
+/* 8 chains of vpmaddwd + vpaddd ymm, the AVX2 int8 kernel's pair: 32 int8 op each. */
+__attribute__((target("avx2"))) static void peak_maddwd(void *arg)
+{
+	__m256i a[8], x = _mm256_set1_epi32(0x00010001), y = x;
+	long i;
+	int j;
+
+#pragma GCC unroll 16
+	for (j = 0; j < 8; j++)
+		a[j] = _mm256_set1_epi32(j);
+	for (i = 0; i < PEAK_ITERS; i++)
+#pragma GCC unroll 16
+		for (j = 0; j < 8; j++) {
+			PIN(x);	/* one vpmaddwd per chain, not one shared */
+			a[j] = _mm256_add_epi32(a[j], _mm256_madd_epi16(x, y));
+			PIN(a[j]);
+		}
+#pragma GCC unroll 16
+	for (j = 1; j < 8; j++)
+		a[0] = _mm256_add_epi32(a[0], a[j]);
+	sink_i = _mm256_extract_epi32(a[0], 0);
+}
+
+/* Measure the peak of every instruction this CPU has (0 for the others). */
+static void measure_peaks(int reps)
+{
+	const struct hgc_rt_cpu *cpu = hgc_rt_cpu();
+	void *sink = NULL;
+
+	if (cpu->avx512)
+		peak[PK_ZMM_FMA] = 16.0 * 32 * PEAK_ITERS / median_time(peak_zmm, sink, reps);
+	if (cpu->avx2) {
+		peak[PK_YMM_FMA] = 12.0 * 16 * PEAK_ITERS / median_time(peak_ymm, sink, reps);
+		peak[PK_MADDWD] = 8.0 * 32 * PEAK_ITERS / median_time(peak_maddwd, sink, reps);
+	}
+	if (cpu->avx512_vnni)
+		peak[PK_VNNI] = 16.0 * 128 * PEAK_ITERS / median_time(peak_vnni, sink, reps);
+	if (cpu->avx512_bf16)
+		peak[PK_BF16] = 16.0 * 64 * PEAK_ITERS / median_time(peak_bf16, sink, reps);
+	printf("peak per core, median of %d:\n", reps);
+	for (int i = 0; i < PK_N; i++)
+		if (peak[i] > 0)
+			printf("  %-22s %8.1f G%s/s\n", peak_names[i], peak[i] * 1e-9,
+			       i == PK_VNNI || i == PK_MADDWD ? "OP" : "FLOP");
+}
+
+/* One benchmarked brgemm: its data and how many calls make one timing. */
+struct run {
+	enum hgc_rt_kind kind;
+	int64_t M, N, K, bs;
+	const void **A, **B;
+	void *C;
+	int calls;
+};
+
+/* calls brgemm calls with beta 0, as generated code's first k block does. */
+static void run_calls(void *arg)
+{
+	struct run *r = arg;
+	int i;
+
+	for (i = 0; i < r->calls; i++) {
+		if (r->kind == HGC_RT_F32)
+			hgc_brgemm_f32((const float *const *)r->A, (const float *const *)r->B,
+				       r->C, r->bs, r->M, r->N, r->K, r->K, r->N, r->N, 0);
+		else if (r->kind == HGC_RT_U8S8)
+			hgc_brgemm_u8s8s32((const uint8_t *const *)r->A,
+					   (const int8_t *const *)r->B, r->C, r->bs, r->M, r->N,
+					   r->K, r->K, 4 * r->N, r->N, 0);
+		else
+			hgc_brgemm_bf16((const uint16_t *const *)r->A,
+					(const uint16_t *const *)r->B, r->C, r->bs, r->M, r->N,
+					r->K, r->K, 2 * r->N, r->N, 0);
+	}
+}
+
+/* Allocate r's blocks (dense leading dimensions) filled with small values. */
+static void run_alloc(struct run *r)
+{
+	size_t es = r->kind == HGC_RT_F32 ? 4 : r->kind == HGC_RT_U8S8 ? 1 : 2, i;
+	int64_t b;
+
+	r->A = calloc((size_t)r->bs, sizeof(void *));
+	r->B = calloc((size_t)r->bs, sizeof(void *));
+	for (b = 0; b < r->bs; b++) {
+		unsigned char *a = aligned_alloc(64, ((size_t)(r->M * r->K) * es + 63) / 64 * 64);
+		unsigned char *bb = aligned_alloc(64, ((size_t)(r->K * r->N) * es + 63) / 64 * 64);
+
+		for (i = 0; i < (size_t)(r->M * r->K) * es; i++)
+			a[i] = (unsigned char)(es == 1 ? i * 7 : (i & 1 ? 0x3f : i));
+		for (i = 0; i < (size_t)(r->K * r->N) * es; i++)
+			bb[i] = (unsigned char)(es == 1 ? i * 13 : (i & 1 ? 0x3f : i));
+		r->A[b] = a;
+		r->B[b] = bb;
+	}
+	r->C = aligned_alloc(64, (size_t)(r->M * r->N) * 4 + 64);
+}
+
+/* Free r's blocks. */
+static void run_free(struct run *r)
+{
+	int64_t b;
+
+	for (b = 0; b < r->bs; b++) {
+		free((void *)r->A[b]);
+		free((void *)r->B[b]);
+	}
+	free(r->A);
+	free(r->B);
+	free(r->C);
+}
+
+/* The peak that bounds kind's kernel at the ISA in use. */
+static enum peak kernel_peak(enum hgc_rt_kind kind)
+{
+	const char *name = hgc_rt_kernel_name(kind);
+
+	if (!strcmp(name, "avx512"))
+		return PK_ZMM_FMA;
+	if (!strcmp(name, "avx512-vnni"))
+		return PK_VNNI;
+	if (!strcmp(name, "avx512-bf16"))
+		return PK_BF16;
+	if (!strcmp(name, "avx2-vpmaddwd"))
+		return PK_MADDWD;
+	return PK_YMM_FMA;	/* avx2, avx2-fma; generic is compared with it too */
+}
+
+/* Time one shape of kind at the ISA in use and print its row. */
+static void bench_shape(enum hgc_rt_kind kind, int64_t M, int64_t N, int64_t K, int64_t bs,
+			int reps)
+{
+	static const char *const kname[] = {"f32", "u8s8s32", "bf16"};
+	struct run r = {kind, M, N, K, bs, NULL, NULL, NULL, 1};
+	double ops = 2.0 * (double)(M * N * K * bs), t, rate;
+	char shape[64];
+
+	run_alloc(&r);
+	t = median_time(run_calls, &r, 3);
+	r.calls = t > 0 ? (int)(3e-4 / t) + 1 : 1;	/* about 0.3 ms per timing */
+	t = median_time(run_calls, &r, reps) / r.calls;
+	rate = ops / t;
+	snprintf(shape, sizeof(shape), "%lldx%lldx%lld bs%lld", (long long)M, (long long)N,
+		 (long long)K, (long long)bs);
+	printf("%-8s %-14s %-20s %9.1f %7.3f  %s\n", kname[kind], hgc_rt_kernel_name(kind), shape,
+	       rate * 1e-9, peak[kernel_peak(kind)] > 0 ? rate / peak[kernel_peak(kind)] : 0,
+	       peak_names[kernel_peak(kind)]);
+	run_free(&r);
+}
+
+/* Per-call cost: a 1x1x(K group) call and a 64x64x(64*4) one, in ns and us. */
+static void bench_overhead(int reps)
+{
+	struct run tiny = {HGC_RT_F32, 1, 1, 1, 1, NULL, NULL, NULL, 10000};
+	struct run mid = {HGC_RT_F32, 64, 64, 64, 4, NULL, NULL, NULL, 20};
+
+	run_alloc(&tiny);
+	run_alloc(&mid);
+	printf("call cost at %s: 1x1x1 bs1 %.1f ns, 64x64x64 bs4 %.2f us\n",
+	       hgc_rt_isa_name(hgc_rt_isa()), median_time(run_calls, &tiny, reps) / tiny.calls * 1e9,
+	       median_time(run_calls, &mid, reps) / mid.calls * 1e6);
+	run_free(&tiny);
+	run_free(&mid);
+}
+
+/* Pin this thread to the core it runs on. */
+static void pin_thread(void)
+{
+	cpu_set_t set;
+	int cpu = sched_getcpu();
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu < 0 ? 0 : cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		perror("sched_setaffinity");
+}
+
+int main(int argc, char **argv)
+{
+	static const int64_t shapes[][4] = {
+		{64, 64, 128, 4}, {64, 48, 128, 4}, {48, 48, 64, 4},
+		{32, 64, 64, 1},  {61, 40, 128, 4},
+	};
+	int reps = argc > 1 ? atoi(argv[1]) : 21, k;
+	enum hgc_isa best = hgc_rt_best_isa(hgc_rt_cpu()), isa;
+	size_t s;
+
+	if (reps < 3)
+		reps = 3;
+	pin_thread();
+	measure_peaks(reps);
+	printf("\n%-8s %-14s %-20s %9s %7s  %s\n", "kernel", "isa", "MxNxK batch", "G(FL)OP/s",
+	       "of peak", "peak instruction");
+	for (isa = best; (int)isa >= (int)HGC_ISA_AVX2; isa--) {
+		hgc_rt_set_isa(isa);
+		for (k = 0; k < HGC_RT_NKIND; k++)
+			for (s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++)
+				bench_shape((enum hgc_rt_kind)k, shapes[s][0], shapes[s][1],
+					    shapes[s][2], shapes[s][3], reps);
+	}
+	hgc_rt_set_isa(HGC_ISA_GENERIC);
+	for (k = 0; k < HGC_RT_NKIND; k++)
+		bench_shape((enum hgc_rt_kind)k, 64, 64, 128, 4, 5);
+	hgc_rt_set_isa(best);
+	printf("\n");
+	bench_overhead(reps);
+	return 0;
+}
