@@ -97,13 +97,15 @@ static void binary(struct buf *b, const struct hgc_ast *e, int ctx)
 	int p = prec(e->op);
 	bool paren = p < ctx;
 
+	int sub = e->op == HGC_TK_OROR ? p + 2 : p;	/* (a && b) || c reads better */
+
 	if (paren)
 		puts_(b, "(");
-	text(b, e->a, p);
+	text(b, e->a, sub);
 	puts_(b, " ");
 	tok(b, &e->tok);
 	puts_(b, " ");
-	text(b, e->b, p + 1);
+	text(b, e->b, sub + 1);
 	if (paren)
 		puts_(b, ")");
 }

@@ -3,6 +3,9 @@
 
 #include <string.h>
 
+/* templates.c: `hgc templates`, the compiled templates. */
+int hgc_tool_templates(int argc, char **argv);
+
 /* A subcommand and its entry point. */
 static const struct command {
 	const char *name;
@@ -11,6 +14,7 @@ static const struct command {
 #define X(n, e, a, s) {#n, hgc_tool_##n},
 	HGC_TOOL_CMD_LIST(X)
 #undef X
+	{"templates", hgc_tool_templates},
 };
 
 #define NCOMMANDS ((int)(sizeof(commands) / sizeof(commands[0])))
