@@ -3,9 +3,11 @@
  * its instruction.  Measures the peak first (independent accumulator
  * chains of vfmadd231ps zmm and ymm, vpdpbusd, vdpbf16ps, vpmaddwd +
  * vpaddd), then each kernel at each ISA the CPU has on in-cache blocks,
- * pinned to one core, and prints medians of many repetitions.  The
- * fraction of peak is measured in the same run, so it does not depend on
- * the clock.  Usage: ukernel [repetitions]
+ * pinned to one core, and prints medians of many repetitions.  Each
+ * kernel's timings alternate with timings of its instruction's peak loop,
+ * and the fraction is the ratio of the two medians: it depends neither on
+ * the clock nor much on what else the shared machine runs at the time.
+ * Usage: ukernel [repetitions]
  */
 #include <immintrin.h>
 #include <sched.h>
@@ -62,6 +64,33 @@ static double median_time(void (*fn)(void *), void *arg, int reps)
 	m = t[reps / 2];
 	free(t);
 	return m;
+}
+
+/*
+ * Medians of n timings of f(a) and of g(b), taken in turn so that both see
+ * the same load on a shared machine: their ratio is what the table reports.
+ */
+static void median_pair(void (*f)(void *), void *a, void (*g)(void *), void *b, int reps,
+			double *tf, double *tg)
+{
+	double *t = malloc(sizeof(double) * 2 * (size_t)reps), t0;
+	int i;
+
+	f(a);
+	g(b);
+	for (i = 0; i < reps; i++) {
+		t0 = now();
+		f(a);
+		t[i] = now() - t0;
+		t0 = now();
+		g(b);
+		t[reps + i] = now() - t0;
+	}
+	qsort(t, (size_t)reps, sizeof(double), cmp_double);
+	qsort(t + reps, (size_t)reps, sizeof(double), cmp_double);
+	*tf = t[reps / 2];
+	*tg = t[reps + reps / 2];
+	free(t);
 }
 
 #define PIN(v) __asm__ volatile("" : "+v"(v))
@@ -172,24 +201,40 @@ __attribute__((target("avx2"))) static void peak_maddwd(void *arg)
 	sink_i = _mm256_extract_epi32(a[0], 0);
 }
 
+/* Each peak loop and the operations one call of it does. */
+static void (*const peak_fn[PK_N])(void *) = {peak_zmm, peak_ymm, peak_vnni, peak_bf16,
+					       peak_maddwd};
+static const double peak_ops[PK_N] = {16.0 * 32 * PEAK_ITERS, 12.0 * 16 * PEAK_ITERS,
+				      16.0 * 128 * PEAK_ITERS, 16.0 * 64 * PEAK_ITERS,
+				      8.0 * 32 * PEAK_ITERS};
+
+/* Whether this CPU runs peak loop i. */
+static int peak_avail(enum peak i)
+{
+	const struct hgc_rt_cpu *cpu = hgc_rt_cpu();
+
+	switch (i) {
+	case PK_ZMM_FMA:
+		return cpu->avx512;
+	case PK_VNNI:
+		return cpu->avx512_vnni;
+	case PK_BF16:
+		return cpu->avx512_bf16;
+	default:
+		return cpu->avx2;
+	}
+}
+
 /* Measure the peak of every instruction this CPU has (0 for the others). */
 static void measure_peaks(int reps)
 {
-	const struct hgc_rt_cpu *cpu = hgc_rt_cpu();
-	void *sink = NULL;
+	int i;
 
-	if (cpu->avx512)
-		peak[PK_ZMM_FMA] = 16.0 * 32 * PEAK_ITERS / median_time(peak_zmm, sink, reps);
-	if (cpu->avx2) {
-		peak[PK_YMM_FMA] = 12.0 * 16 * PEAK_ITERS / median_time(peak_ymm, sink, reps);
-		peak[PK_MADDWD] = 8.0 * 32 * PEAK_ITERS / median_time(peak_maddwd, sink, reps);
-	}
-	if (cpu->avx512_vnni)
-		peak[PK_VNNI] = 16.0 * 128 * PEAK_ITERS / median_time(peak_vnni, sink, reps);
-	if (cpu->avx512_bf16)
-		peak[PK_BF16] = 16.0 * 64 * PEAK_ITERS / median_time(peak_bf16, sink, reps);
+	for (i = 0; i < PK_N; i++)
+		if (peak_avail((enum peak)i))
+			peak[i] = peak_ops[i] / median_time(peak_fn[i], NULL, reps);
 	printf("peak per core, median of %d:\n", reps);
-	for (int i = 0; i < PK_N; i++)
+	for (i = 0; i < PK_N; i++)
 		if (peak[i] > 0)
 			printf("  %-22s %8.1f G%s/s\n", peak_names[i], peak[i] * 1e-9,
 			       i == PK_VNNI || i == PK_MADDWD ? "OP" : "FLOP");
@@ -286,16 +331,18 @@ static void bench_shape(enum hgc_rt_kind kind, int64_t M, int64_t N, int64_t K, 
 	double ops = 2.0 * (double)(M * N * K * bs), t, rate;
 	char shape[64];
 
+	enum peak pk = kernel_peak(kind);
+	double tp;
+
 	run_alloc(&r);
 	t = median_time(run_calls, &r, 3);
 	r.calls = t > 0 ? (int)(3e-4 / t) + 1 : 1;	/* about 0.3 ms per timing */
-	t = median_time(run_calls, &r, reps) / r.calls;
-	rate = ops / t;
+	median_pair(run_calls, &r, peak_fn[pk], NULL, reps, &t, &tp);
+	rate = ops * r.calls / t;
 	snprintf(shape, sizeof(shape), "%lldx%lldx%lld bs%lld", (long long)M, (long long)N,
 		 (long long)K, (long long)bs);
 	printf("%-8s %-14s %-20s %9.1f %7.3f  %s\n", kname[kind], hgc_rt_kernel_name(kind), shape,
-	       rate * 1e-9, peak[kernel_peak(kind)] > 0 ? rate / peak[kernel_peak(kind)] : 0,
-	       peak_names[kernel_peak(kind)]);
+	       rate * 1e-9, rate / (peak_ops[pk] / tp), peak_names[pk]);
 	run_free(&r);
 }
 
