@@ -226,13 +226,14 @@ is_rc 1 "good and bad files together"
 like out '^mm_relu_golden +ok' "good files still run beside a bad one"
 like out '1 file with errors' "the summary counts the bad file"
 
-hgc run --backend=jit "$T/suite"
-is_rc 1 "--backend=jit"
-like err "backend 'jit' is not available in this build" "jit is not available yet"
-hgc run --backend c "$T/suite"
-like err "backend 'c' is not available in this build" "c is not available yet"
-hgc run --backend=interp --threads 1 "$T/suite"
-is_rc 0 "--backend=interp --threads 1"
+# Every backend of the table runs the suite, checked against the interpreter.
+for b in interp c jit; do
+	hgc run --backend $b --threads 1 "$T/suite"
+	is_rc 0 "--backend $b --threads 1"
+	like out '^mm_relu_golden +ok' "--backend $b passes the golden spec"
+	hgc run --backend=$b "$T/wrong.hgc"
+	like out '^mm_relu_golden +FAIL .*' "--backend=$b fails the wrong golden value"
+done
 hgc run --config nosuch "$T/suite"
 is_rc 1 "--config names no config"
 like err "no config 'nosuch'" "unknown config message"
@@ -248,8 +249,8 @@ like out '^1\.\.2$' "a bad file counts as one test"
 like out '^not ok 1 - .*wrong\.hgc: mm_relu_golden # max_err 1$' "a failing spec is not ok"
 like out '^not ok 2 - .*bad\.hgc: cannot load$' "a bad file is not ok"
 like out "^# $T/bad\.hgc:3:7: error: " "its diagnostic becomes a TAP comment"
-hgc check --backend=jit "$T/suite"
-is_rc 1 "check on a backend this build lacks"
+hgc check --config nosuch "$T/suite"
+is_rc 1 "check under a config no file has"
 like out '^Bail out!' "check bails out"
 
 # --- compile -------------------------------------------------------------------
@@ -260,16 +261,16 @@ like out 'MatMul' "compile prints the MatMul"
 like out 'ReLU' "compile prints the ReLU"
 hgc compile "$T/suite/sub/b.hgc"
 like out 'negative spec' "compile reports a negative spec"
-hgc compile --dump=graph,tir "$T/suite/a.hgc"
-is_rc 1 "compile --dump=tir"
-like err "'tir' dump is not available yet" "later stages are not available yet"
+hgc compile --dump=graph,fused "$T/suite/a.hgc"
+is_rc 1 "compile --dump=fused"
+like err "'fused' dump is not available yet" "stages not built yet say so"
 hgc compile --dump=bogus "$T/suite/a.hgc"
 is_rc 2 "compile --dump=bogus"
 hgc compile "$T/bad.hgc"
 is_rc 1 "compile of a malformed spec"
 
 cat >"$T/cfg.hgc" <<'EOF'
-config later { dump = [graph, tir]; }
+config later { dump = [graph, fused]; }
 config jitty { backend = jit; threads = 1; }
 spec uses_jit {
   input x : f32[3];
@@ -282,21 +283,25 @@ hgc compile "$T/cfg.hgc"
 is_rc 0 "compile under the spec's own config"
 like out '^# spec uses_jit .*, config jitty$' "compile names the config"
 hgc compile --config later "$T/cfg.hgc"
-is_rc 1 "compile under a config that dumps tir"
-like err "uses_jit: the 'tir' dump is not available yet" "a config's dump is honoured"
-hgc run "$T/cfg.hgc"
-is_rc 1 "a spec whose config wants the jit"
-like out "^uses_jit +FAIL" "it FAILs"
-like out "backend 'jit' is not available in this build" "and says why"
-hgc run --backend=interp "$T/cfg.hgc"
+is_rc 1 "compile under a config that dumps the fused graph"
+like err "uses_jit: the 'fused' dump is not available yet" "a config's dump is honoured"
+hgc run --explain "$T/cfg.hgc"
+is_rc 0 "a spec whose config wants the jit"
+like out "^  backend: jit" "the config's backend is used"
+like out "^  config: jitty .*threads 1" "the config is explained"
+hgc run --explain --backend=interp "$T/cfg.hgc"
 is_rc 0 "--backend overrides the config's backend"
+like out "^  backend: interp" "the command line's backend is used"
 
 # --- explain ---------------------------------------------------------------------
 hgc run --explain "$T/suite/a.hgc"
 is_rc 0 "--explain"
 like out '^  graph: 2 ops \(1 MatMul, 1 ReLU\)' "--explain counts the ops"
-like out 'runs unfused in the interpreter' "--explain says nothing is fused yet"
+like out '^  plan: ' "--explain shows the backend's plan"
 like out '^  timing: build ' "--explain splits the time"
+like out '^  check: against the reference interpreter and golden values' "--explain says what was checked"
+hgc run --explain --backend=interp "$T/suite/a.hgc"
+like out 'runs unfused in the interpreter' "--explain on the interpreter: nothing is fused"
 like out '^  backend: interp' "--explain names the backend"
 
 # --- --io and --inputs -----------------------------------------------------------
