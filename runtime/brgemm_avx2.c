@@ -95,11 +95,11 @@ VINLINE void wide_s8(vreg x, vreg *lo, vreg *hi)
 	*hi = _mm256_srai_epi16(x, 8);
 }
 
-/* The low and high bf16 of each lane as f32. */
+/* The low and high bf16 of each lane as f32 (a blend with zero needs no constant register). */
 VINLINE void wide_bf16(vreg x, vreg *lo, vreg *hi)
 {
 	*lo = _mm256_slli_epi32(x, 16);
-	*hi = _mm256_and_si256(x, _mm256_set1_epi32((int)0xffff0000u));
+	*hi = _mm256_blend_epi16(x, _mm256_setzero_si256(), 0x55);
 }
 
 #include "runtime/brgemm_tile.inc"
