@@ -14,7 +14,7 @@
 #define OPT_LIST(X)                                                                       \
 	X(BACKEND, "backend", 1, "NAME", HGC_CMD_RUN | HGC_CMD_CHECK,                    \
 	  "run on backend NAME: interp (the reference interpreter), c or jit")            \
-	X(THREADS, "threads", 1, "N", HGC_CMD_RUN | HGC_CMD_CHECK,                       \
+	X(THREADS, "threads", 1, "N", HGC_CMD_RUN | HGC_CMD_CHECK | HGC_CMD_COMPILE,     \
 	  "use N OpenMP threads (default: the config's, else every core)")                \
 	X(CONFIG, "config", 1, "NAME", HGC_CMD_RUN | HGC_CMD_CHECK | HGC_CMD_COMPILE,    \
 	  "compile every spec under config NAME instead of its own")                      \
@@ -26,6 +26,10 @@
 	  "say what was done for each spec: graph, config, backend, plan, timings")       \
 	X(DUMP, "dump", 1, "LIST", HGC_CMD_COMPILE,                                      \
 	  "stages to print, comma-separated: graph, fused, tir, llvm (default: graph)")   \
+	X(EMIT, "emit", 1, "LIST", HGC_CMD_COMPILE,                                      \
+	  "write c (the C source) and/or obj (an object file and its C header)")          \
+	X(OUTPUT, "output", 1, "PATH", HGC_CMD_COMPILE,                                  \
+	  "where --emit writes (also -o PATH); default: stdout, SPEC.o and SPEC.h")       \
 	X(HELP, "help", 0, "", HGC_CMD_RUN | HGC_CMD_CHECK | HGC_CMD_COMPILE,            \
 	  "print this help and exit")
 
@@ -179,6 +183,35 @@ static int parse_dump(struct hgc_tool_opts *o, const char *v)
 	return 0;
 }
 
+/* Parse the --emit list into HGC_EMIT_* bits. */
+static int parse_emit(struct hgc_tool_opts *o, const char *v)
+{
+	static const char *const names[] = {"c", "obj"};	/* ORDER: HGC_EMIT_* bits */
+	const char *p = v;
+
+	o->emits = 0;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		unsigned bit = 0;
+
+		for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (strlen(names[i]) == len && !strncmp(names[i], p, len))
+				bit = 1u << i;
+		if (!bit) {
+			fprintf(stderr, "hgc: unknown --emit kind '%.*s' (known: c, obj)\n",
+				(int)len, p);
+			return HGC_EXIT_USAGE;
+		}
+		o->emits |= bit;
+		p += len + (p[len] == ',');
+	}
+	if (!o->emits) {
+		fprintf(stderr, "hgc: --emit wants a list: c, obj\n");
+		return HGC_EXIT_USAGE;
+	}
+	return 0;
+}
+
 /* Check a --backend name against the table (availability is checked later). */
 static int parse_backend(struct hgc_tool_opts *o, const char *v)
 {
@@ -208,6 +241,8 @@ static int set_opt(struct hgc_tool_opts *o, enum opt_id id, const char *v)
 	case OPT_INPUTS: o->inputs_dir = v; return 0;
 	case OPT_EXPLAIN: o->explain = true; return 0;
 	case OPT_DUMP: return parse_dump(o, v);
+	case OPT_EMIT: return parse_emit(o, v);
+	case OPT_OUTPUT: o->output = v; return 0;
 	case OPT_HELP: o->help = true; return 0;
 	case OPT_COUNT: break;
 	}
@@ -266,6 +301,13 @@ int hgc_tool_args_parse(struct hgc_tool_opts *o, const char *cmd, int argc, char
 			only_paths = true;
 		} else if (!strcmp(arg, "-h")) {
 			o->help = true;
+		} else if (!strcmp(arg, "-o") && (c->bit & opts[OPT_OUTPUT].cmds)) {
+			if (i + 1 >= argc || !*argv[i + 1]) {
+				fprintf(stderr, "hgc: option '-o' needs a value (PATH); see 'hgc "
+					"%s --help'\n", cmd);
+				return HGC_EXIT_USAGE;
+			}
+			o->output = argv[++i];
 		} else if (arg[1] == '-' && arg[2]) {
 			if ((rc = long_opt(o, argc, argv, &i)))
 				return rc;

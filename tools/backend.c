@@ -128,8 +128,9 @@ static void drv_explain(FILE *f, const void *h, const struct hgc_graph *g)
 	const struct hgc_driver_info *i = &c->info;
 	size_t n = g->ops.len;
 
-	fprintf(f, "  plan: no fusion yet: each of the %zu op%s lowered alone to Tensor IR loop "
-		   "nests, in graph order\n", n, n == 1 ? "" : "s");
+	fprintf(f, "  plan: no fusion yet: each of the %zu op%s lowered alone to Tensor IR, in "
+		   "graph order\n", n, n == 1 ? "" : "s");
+	hgc_tool_print_diag(f, "    ", c->h->plan);
 	fprintf(f, "  compile: %s, %.3f ms, cache %s", hgc_driver_backend_name(c->h->backend),
 		i->seconds * 1e3, i->source == HGC_DRIVER_MISS ? "miss" : "hit");
 	if (i->source == HGC_DRIVER_MEMORY)

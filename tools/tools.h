@@ -41,6 +41,12 @@ enum {
 	X(check, CHECK, "FILE|DIR...", "the same, as one TAP stream for prove")             \
 	X(compile, COMPILE, "FILE...", "print the Graph IR (and later stages) of each spec")
 
+/* What `hgc compile --emit` writes. */
+enum {
+	HGC_EMIT_C = 1 << 0,	/* the C source of the compiled graph */
+	HGC_EMIT_OBJ = 1 << 1,	/* a host object file and its C header */
+};
+
 /* What the command line asked for; see args.c for the option table. */
 struct hgc_tool_opts {
 	const char *cmd;		/* "run", "check" or "compile" */
@@ -53,6 +59,8 @@ struct hgc_tool_opts {
 	bool explain;			/* --explain */
 	bool help;			/* --help */
 	unsigned dumps;			/* --dump: HGC_DUMP_* (0: not given) */
+	unsigned emits;			/* --emit: HGC_EMIT_* (0: not given) */
+	const char *output;		/* --output / -o PATH, or NULL */
 	struct hgc_vec paths;		/* const char *: files and directories */
 };
 

@@ -12,14 +12,16 @@
  *
  * In memory, one process-wide table maps keys to compiled graphs, shared
  * and refcounted.  On disk, the JIT's object code lives in
- * DIR/<key>.hgc-obj: a header (magic, key, argument count, init flag, size,
- * hash of the object) then the object.  Files are written to a temporary
+ * DIR/<key>.hgc-obj: a header (magic, key, argument count, init flag, sizes,
+ * hash of the rest), the plan (what the templates did, as text), then the
+ * object.  Files are written to a temporary
  * name and renamed; a file that does not check out is ignored and
  * rewritten.
  */
 #include "driver_int.h"
 #include "runtime/runtime.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -31,14 +33,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Bump when the key text or the file layout changes. */
-#define FORMAT 1
+#define FORMAT 2
 /* Compiled graphs the table keeps when nobody else holds them. */
 #define TABLE_CAP 256
 /* Larger files are not ours. */
 #define MAX_OBJECT (1L << 30)
+/* The disk cache keeps at most this many files and bytes, dropping the least
+   recently used (by modification time: a hit touches its file). */
+#define DISK_FILES 1000
+#define DISK_BYTES (1L << 30)
+/* Temporary files older than this (seconds) are left over by a crash. */
+#define STALE_TEMP 3600
 
 __extension__ typedef unsigned __int128 u128;
 
@@ -64,8 +73,9 @@ struct file_header {
 	char key[32];
 	uint32_t nargs;
 	uint32_t has_init;
-	uint64_t size;
-	uint64_t sum[2];	/* FNV-1a 128 of the object */
+	uint64_t size;		/* of the object */
+	uint64_t plan;		/* bytes of plan text before it */
+	uint64_t sum[2];	/* FNV-1a 128 of the plan and the object */
 };
 
 static const char magic[8] = { 'H', 'G', 'C', 'O', 'B', 'J', 0, FORMAT };
@@ -299,13 +309,14 @@ static void unlink_entry(size_t i)
 static void entry_free(struct entry *e)
 {
 	hgc_codegen_free(e->pub.code);
+	free(e->pub.plan);
 	free(e);
 }
 
 /* Add a compiled graph to the table; it holds one reference, the caller another. */
 struct hgc_driver_graph *hgc_driver_cache_add(const char *key, struct hgc_compiled *code,
 					      enum hgc_driver_backend b, int nin, int nout,
-					      double seconds)
+					      char *plan, double seconds)
 {
 	struct entry *e = hgc_xcalloc(1, sizeof(*e)), *old = NULL;
 	long v;
@@ -315,6 +326,7 @@ struct hgc_driver_graph *hgc_driver_cache_add(const char *key, struct hgc_compil
 	e->pub.nin = nin;
 	e->pub.nout = nout;
 	e->pub.compile_time = seconds;
+	e->pub.plan = plan ? plan : strdup("");
 	e->pub.refs = 2;
 	snprintf(e->pub.key, sizeof(e->pub.key), "%s", key);
 	e->cached = true;
@@ -464,7 +476,7 @@ static void note(struct hgc_driver_info *info, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Read all of fd into a malloc'ed buffer; NULL (errno set) on failure or a huge file. */
+/* Read all of a regular file into a malloc'ed buffer; NULL with errno set. */
 static char *read_all(int fd, size_t *len)
 {
 	struct stat st;
@@ -472,8 +484,10 @@ static char *read_all(int fd, size_t *len)
 	size_t got = 0;
 	ssize_t r;
 
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > MAX_OBJECT) {
-		errno = errno ? errno : EINVAL;
+	if (fstat(fd, &st))
+		return NULL;
+	if (!S_ISREG(st.st_mode) || st.st_size > MAX_OBJECT) {
+		errno = S_ISDIR(st.st_mode) ? EISDIR : S_ISREG(st.st_mode) ? EFBIG : EINVAL;
 		return NULL;
 	}
 	buf = hgc_xmalloc((size_t)st.st_size + 1);
@@ -496,18 +510,28 @@ static const char *check_file(const char *buf, size_t len, const char *key, int 
 		return "not an hgc object of this format";
 	if (memcmp(h.key, key, 32))
 		return "stored under another key";
-	if (h.size != len - sizeof(h))
+	if (h.plan > len - sizeof(h) || h.size != len - sizeof(h) - h.plan)
 		return "truncated or padded";
 	if ((int)h.nargs != nargs)
 		return "with another argument count";
-	sum = fnv(fnv_init(), buf + sizeof(h), (size_t)h.size);
+	sum = fnv(fnv_init(), buf + sizeof(h), len - sizeof(h));
 	if (h.sum[0] != (uint64_t)(sum >> 64) || h.sum[1] != (uint64_t)sum)
 		return "corrupt (its hash does not match)";
 	return NULL;
 }
 
-/* Load a checked object into the JIT. */
-static struct hgc_compiled *load(const char *buf, size_t len, const char *key,
+/* n bytes of s as a malloc'ed string. */
+static char *dupn(const char *s, size_t n)
+{
+	char *p = hgc_xmalloc(n + 1);
+
+	memcpy(p, s, n);
+	p[n] = 0;
+	return p;
+}
+
+/* Load a checked object into the JIT; its plan into *plan. */
+static struct hgc_compiled *load(const char *buf, const char *key, char **plan,
 				 struct hgc_driver_info *info)
 {
 	struct file_header h;
@@ -518,18 +542,20 @@ static struct hgc_compiled *load(const char *buf, size_t len, const char *key,
 	memcpy(&h, buf, sizeof(h));
 	hgc_driver_obj_prefix(key, prefix);
 	hgc_diag_init(&d);
-	c = hgc_codegen_llvm_load_object(buf + sizeof(h), (size_t)h.size, prefix, (int)h.nargs,
-					 h.has_init != 0, &d);
+	c = hgc_codegen_llvm_load_object(buf + sizeof(h) + h.plan, (size_t)h.size, prefix,
+					 (int)h.nargs, h.has_init != 0, &d);
 	if (!c)
 		note(info, "cache file %s did not load, compiled again: %s", info->path,
 		     hgc_diag_text(&d));
+	else
+		*plan = dupn(buf + sizeof(h), (size_t)h.plan);
 	hgc_diag_release(&d);
 	return c;
 }
 
 /* The stored object of key, loaded into the JIT, or NULL (see driver_int.h). */
 struct hgc_compiled *hgc_driver_disk_load(const struct hgc_driver_opts *o, const char *key,
-					  int nargs, struct hgc_driver_info *info)
+					  int nargs, char **plan, struct hgc_driver_info *info)
 {
 	struct hgc_compiled *c = NULL;
 	const char *why;
@@ -542,19 +568,18 @@ struct hgc_compiled *hgc_driver_disk_load(const struct hgc_driver_opts *o, const
 		return NULL;
 	}
 	if ((fd = open(info->path, O_RDONLY | O_CLOEXEC)) < 0) {
-		if (errno != ENOENT)
+		if (errno != ENOENT && errno != ENOTDIR)
 			note(info, "cannot read cache file %s: %s", info->path, strerror(errno));
 		return NULL;
 	}
-	errno = 0;
 	buf = read_all(fd, &len);
 	close(fd);
 	if (!buf)
 		note(info, "cannot read cache file %s: %s", info->path, strerror(errno));
 	else if ((why = check_file(buf, len, key, nargs)))
 		note(info, "cache file %s is %s: ignored, compiled again", info->path, why);
-	else
-		c = load(buf, len, key, info);
+	else if ((c = load(buf, key, plan, info)))
+		utimensat(AT_FDCWD, info->path, NULL, 0);	/* recently used */
 	free(buf);
 	return c;
 }
@@ -600,10 +625,12 @@ static int write_all(int fd, const void *buf, size_t n)
 /* Header and object into a fresh temporary file in dir (its name into tmp); -1 with
    errno set. */
 static int write_temp(const char *dir, char *tmp, size_t size, const char *key,
-		      const void *obj, size_t n, int nargs, bool has_init)
+		      const void *obj, size_t n, const char *plan, int nargs, bool has_init)
 {
-	struct file_header h = { .nargs = (uint32_t)nargs, .has_init = has_init, .size = n };
-	u128 sum = fnv(fnv_init(), obj, n);
+	size_t np = strlen(plan);
+	struct file_header h = { .nargs = (uint32_t)nargs, .has_init = has_init, .size = n,
+				 .plan = np };
+	u128 sum = fnv(fnv(fnv_init(), plan, np), obj, n);
 	bool ok;
 	int fd, e;
 
@@ -614,7 +641,7 @@ static int write_temp(const char *dir, char *tmp, size_t size, const char *key,
 	snprintf(tmp, size, "%s/.%s.XXXXXX", dir, key);
 	if ((fd = mkstemp(tmp)) < 0)
 		return -1;
-	ok = !write_all(fd, &h, sizeof(h)) && !write_all(fd, obj, n);
+	ok = !write_all(fd, &h, sizeof(h)) && !write_all(fd, plan, np) && !write_all(fd, obj, n);
 	e = errno;
 	if (close(fd) && ok) {
 		ok = false;
@@ -628,9 +655,81 @@ static int write_temp(const char *dir, char *tmp, size_t size, const char *key,
 	return 0;
 }
 
+/* A file of the cache directory, for pruning. */
+struct file {
+	char name[48];
+	struct timespec mtime;
+	off_t size;
+};
+
+/* Oldest first. */
+static int by_age(const void *a, const void *b)
+{
+	const struct timespec *x = &((const struct file *)a)->mtime;
+	const struct timespec *y = &((const struct file *)b)->mtime;
+
+	if (x->tv_sec != y->tv_sec)
+		return x->tv_sec < y->tv_sec ? -1 : 1;
+	return (x->tv_nsec > y->tv_nsec) - (x->tv_nsec < y->tv_nsec);
+}
+
+/* The cache files of dir (stale temporaries removed on the way). */
+static void list_files(DIR *dp, struct hgc_vec *files, off_t *bytes)
+{
+	time_t now = time(NULL);
+	struct dirent *de;
+	struct stat st;
+
+	while ((de = readdir(dp))) {
+		size_t n = strlen(de->d_name);
+		struct file *f;
+
+		if (n >= sizeof(f->name) || fstatat(dirfd(dp), de->d_name, &st, 0) ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		if (de->d_name[0] == '.' && now - st.st_mtime > STALE_TEMP)
+			unlinkat(dirfd(dp), de->d_name, 0);
+		if (n < 8 || strcmp(de->d_name + n - 8, ".hgc-obj"))
+			continue;
+		f = hgc_vec_push(files);
+		memcpy(f->name, de->d_name, n + 1);
+		f->mtime = st.st_mtim;
+		f->size = st.st_size;
+		*bytes += st.st_size;
+	}
+}
+
+/* Keep the directory within DISK_FILES and DISK_BYTES: drop the oldest files. */
+static void prune(const char *dir)
+{
+	DIR *dp = opendir(dir);
+	struct hgc_vec files;
+	off_t bytes = 0;
+	size_t i, n;
+
+	if (!dp)
+		return;
+	hgc_vec_init(&files, sizeof(struct file));
+	list_files(dp, &files, &bytes);
+	n = files.len;
+	if (n > 1)
+		qsort(files.data, n, sizeof(struct file), by_age);
+	for (i = 0; i + 1 < files.len && (n > DISK_FILES || bytes > DISK_BYTES); i++) {
+		const struct file *f = &HGC_VEC_AT(&files, struct file, i);
+
+		if (!unlinkat(dirfd(dp), f->name, 0)) {
+			n--;
+			bytes -= f->size;
+		}
+	}
+	hgc_vec_release(&files);
+	closedir(dp);
+}
+
 /* Store an object: write a temporary file, then rename it over DIR/<key>.hgc-obj. */
 void hgc_driver_disk_store(const struct hgc_driver_opts *o, const char *key, const void *obj,
-			   size_t size, int nargs, bool has_init, struct hgc_driver_info *info)
+			   size_t size, const char *plan, int nargs, bool has_init,
+			   struct hgc_driver_info *info)
 {
 	char dir[4000], tmp[4200];
 
@@ -639,7 +738,8 @@ void hgc_driver_disk_store(const struct hgc_driver_opts *o, const char *key, con
 		return;
 	}
 	hgc_driver_cache_dir(o, dir, sizeof(dir));
-	if (mkdirs(dir) || write_temp(dir, tmp, sizeof(tmp), key, obj, size, nargs, has_init)) {
+	if (mkdirs(dir) ||
+	    write_temp(dir, tmp, sizeof(tmp), key, obj, size, plan ? plan : "", nargs, has_init)) {
 		note(info, "cannot write the disk cache in %s: %s", dir, strerror(errno));
 		info->path[0] = 0;
 		return;
@@ -648,5 +748,7 @@ void hgc_driver_disk_store(const struct hgc_driver_opts *o, const char *key, con
 		note(info, "cannot write cache file %s: %s", info->path, strerror(errno));
 		unlink(tmp);
 		info->path[0] = 0;
+		return;
 	}
+	prune(dir);
 }

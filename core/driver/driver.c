@@ -1,7 +1,7 @@
 /*
  * driver.c: the pipeline, one direction:
  *
- *     graph -> lowering (tunable ops offered to the templates)
+ *     graph -> lowering (MatMul and Convolution through the templates)
  *           -> TIR verification -> backend (C or LLVM JIT)
  *
  * hgc_driver_compile wraps it in the cache (cache.c): a key, the process
@@ -28,27 +28,62 @@ const char *hgc_driver_backend_name(enum hgc_driver_backend b)
 	return b == HGC_DRIVER_C ? "c" : "jit";
 }
 
-/* Graph -> Tensor IR: each op in graph order over whole-tensor views.  The
-   templates plug in here: lo.lower_tunable = hgc_tmpl_lower_tunable with its
-   struct hgc_tmpl_opts (threads, o->rules) as lo.user (core/lower/tmpl.h). */
-static struct hgc_tir_module *lower(const struct hgc_graph *g, const struct hgc_driver_opts *o,
-				    struct hgc_diag *d)
+/* The template log as text, a line per tunable op (malloc'ed). */
+static char *plan_text(const struct hgc_tmpl_opts *to)
 {
-	struct hgc_lower_opts lo = { .serial = o->serial, .parallel_min = o->parallel_min };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
 
-	return hgc_lower_graph(g, &lo, d);
+	if (!f)
+		hgc_bug("open_memstream: out of memory");
+	for (size_t i = 0; i < to->log.len; i++)
+		fprintf(f, "%s\n", HGC_VEC_AT(&to->log, char *, i));
+	if (fclose(f))
+		hgc_bug("open_memstream: out of memory");
+	return text;
+}
+
+/* Graph -> Tensor IR: each op in graph order over whole-tensor views, MatMul and
+   Convolution offered to the templates (the config's rules checked first). */
+static struct hgc_tir_module *lower(const struct hgc_graph *g, const struct hgc_driver_opts *o,
+				    char **plan, struct hgc_diag *d)
+{
+	struct hgc_tmpl_opts to;
+	struct hgc_lower_opts lo = { .serial = o->serial, .parallel_min = o->parallel_min,
+				     .lower_tunable = hgc_tmpl_lower_tunable, .user = &to };
+	struct hgc_tir_module *m = NULL;
+
+	hgc_tmpl_opts_init(&to);
+	to.threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+	to.rules = o->rules;
+	to.nrules = o->nrules;
+	if (hgc_tmpl_check_rules(o->rules, o->nrules, d) == 0)
+		m = hgc_lower_graph(g, &lo, d);
+	if (m && plan)
+		*plan = plan_text(&to);
+	hgc_tmpl_opts_release(&to);
+	return m;
 }
 
 /* The pipeline up to the backends: lower, then verify what the lowering built. */
 struct hgc_tir_module *hgc_driver_lower(const struct hgc_graph *g,
-					const struct hgc_driver_opts *o, struct hgc_diag *d)
+					const struct hgc_driver_opts *o, char **plan,
+					struct hgc_diag *d)
 {
-	struct hgc_tir_module *m = lower(g, o, d);
+	struct hgc_tir_module *m;
 
+	if (plan)
+		*plan = NULL;
+	m = lower(g, o, plan, d);
 	if (m && hgc_tir_verify(m, d) < 0) {
 		hgc_note(d, NULL, "the lowering of the graph built invalid Tensor IR (a bug)");
 		hgc_tir_module_free(m);
-		return NULL;
+		m = NULL;
+	}
+	if (!m && plan) {
+		free(*plan);
+		*plan = NULL;
 	}
 	return m;
 }
@@ -64,15 +99,19 @@ static struct hgc_compiled *backend(const struct hgc_tir_module *m,
 
 /* The whole pipeline without the cache. */
 struct hgc_compiled *hgc_driver_build(const struct hgc_graph *g, const struct hgc_driver_opts *o,
-				      struct hgc_diag *d)
+				      char **plan, struct hgc_diag *d)
 {
-	struct hgc_tir_module *m = hgc_driver_lower(g, o, d);
+	struct hgc_tir_module *m = hgc_driver_lower(g, o, plan, d);
 	struct hgc_compiled *c;
 
 	if (!m)
 		return NULL;
 	c = backend(m, o, d);
 	hgc_tir_module_free(m);
+	if (!c && plan) {
+		free(*plan);
+		*plan = NULL;
+	}
 	return c;
 }
 
@@ -80,14 +119,16 @@ struct hgc_compiled *hgc_driver_build(const struct hgc_graph *g, const struct hg
    cache, load it into the JIT (the same path a later process takes). */
 static struct hgc_compiled *build_object(const struct hgc_graph *g,
 					 const struct hgc_driver_opts *o, const char *key,
-					 struct hgc_driver_info *info, struct hgc_diag *d)
+					 char **plan, struct hgc_driver_info *info,
+					 struct hgc_diag *d)
 {
-	struct hgc_tir_module *m = hgc_driver_lower(g, o, d);
+	struct hgc_tir_module *m = hgc_driver_lower(g, o, plan, d);
 	struct hgc_codegen_llvm_opts lo = { 0 };
 	struct hgc_compiled *c = NULL;
 	char prefix[40];
 	void *obj;
 	size_t size;
+	int nargs;
 	bool init;
 
 	if (!m)
@@ -95,9 +136,10 @@ static struct hgc_compiled *build_object(const struct hgc_graph *g,
 	hgc_driver_obj_prefix(key, prefix);
 	lo.prefix = prefix;
 	init = m->init != NULL;
+	nargs = m->entry->nparams;
 	if (hgc_codegen_llvm_object(m, &lo, &obj, &size, d) == 0) {
-		hgc_driver_disk_store(o, key, obj, size, m->entry->nparams, init, info);
-		c = hgc_codegen_llvm_load_object(obj, size, prefix, m->entry->nparams, init, d);
+		hgc_driver_disk_store(o, key, obj, size, *plan, nargs, init, info);
+		c = hgc_codegen_llvm_load_object(obj, size, prefix, nargs, init, d);
 		free(obj);
 	}
 	hgc_tir_module_free(m);
@@ -119,20 +161,27 @@ static int check_args(const struct hgc_graph *g, const struct hgc_compiled *c,
 /* Compile on a miss: through the disk cache for the JIT when it is on. */
 static struct hgc_compiled *compile_miss(const struct hgc_graph *g,
 					 const struct hgc_driver_opts *o, const char *key,
-					 struct hgc_driver_info *info, struct hgc_diag *d)
+					 char **plan, struct hgc_driver_info *info,
+					 struct hgc_diag *d)
 {
 	int nargs = (int)(g->inputs.len + g->outputs.len);
 	struct hgc_compiled *c = NULL;
 
 	if (hgc_driver_disk_on(o)) {
-		c = hgc_driver_disk_load(o, key, nargs, info);
+		c = hgc_driver_disk_load(o, key, nargs, plan, info);
 		if (c) {
 			info->source = HGC_DRIVER_DISK;
 			return c;
 		}
-		return build_object(g, o, key, info, d);
+		c = build_object(g, o, key, plan, info, d);
+	} else {
+		c = hgc_driver_build(g, o, plan, d);
 	}
-	return hgc_driver_build(g, o, d);
+	if (!c) {
+		free(*plan);
+		*plan = NULL;
+	}
+	return c;
 }
 
 /* The cached or freshly compiled form of g (see driver.h). */
@@ -144,7 +193,7 @@ struct hgc_driver_graph *hgc_driver_compile(const struct hgc_graph *g,
 	struct hgc_driver_graph *h;
 	struct hgc_compiled *c;
 	double t0 = hgc_now();
-	char key[33];
+	char key[33], *plan = NULL;
 
 	info = info ? info : &local;
 	memset(info, 0, sizeof(*info));
@@ -153,14 +202,15 @@ struct hgc_driver_graph *hgc_driver_compile(const struct hgc_graph *g,
 	if ((h = hgc_driver_cache_find(key))) {
 		info->source = HGC_DRIVER_MEMORY;
 	} else {
-		if (!(c = compile_miss(g, o, key, info, d)))
+		if (!(c = compile_miss(g, o, key, &plan, info, d)))
 			return NULL;
 		if (check_args(g, c, d) < 0) {
 			hgc_codegen_free(c);
+			free(plan);
 			return NULL;
 		}
 		h = hgc_driver_cache_add(key, c, o->backend, (int)g->inputs.len,
-					 (int)g->outputs.len, hgc_now() - t0);
+					 (int)g->outputs.len, plan, hgc_now() - t0);
 	}
 	info->seconds = hgc_now() - t0;
 	return h;

@@ -2,8 +2,9 @@
  * driver.h: the pipeline from a graph to running code, and the
  * compiled-graph cache.  driver.c reads as the pipeline:
  *
- *     graph -> lowering (tunable ops offered to the templates) -> TIR
- *     verification -> backend (C: cc + dlopen; JIT: LLVM O3 + ORC)
+ *     graph -> lowering (MatMul and Convolution through the templates,
+ *     core/lower/tmpl.h) -> TIR verification -> backend (C: cc + dlopen;
+ *     JIT: LLVM O3 + ORC)
  *
  * and hgc_driver_compile puts the cache around it (cache.c): a key hashes
  * the printed graph, the settings that change code, the compiler build and
@@ -58,6 +59,7 @@ struct hgc_driver_graph {
 	int nin, nout;			/* graph inputs and outputs: the args */
 	char key[33];			/* the cache key, in hex */
 	double compile_time;		/* seconds the compilation (or disk load) took */
+	char *plan;			/* what the templates did: a line per tunable op, or "" */
 	int refs;			/* the cache's reference and every caller's */
 };
 
@@ -74,12 +76,14 @@ struct hgc_driver_info {
 void hgc_driver_opts_init(struct hgc_driver_opts *o);
 /* The name of a backend: "jit" or "c". */
 const char *hgc_driver_backend_name(enum hgc_driver_backend b);
-/* g lowered to a verified Tensor IR module (the caller frees it); NULL with d set. */
+/* g lowered to a verified Tensor IR module (the caller frees it), and when plan is
+   not NULL what the templates did (malloc'ed lines); NULL with d set. */
 struct hgc_tir_module *hgc_driver_lower(const struct hgc_graph *g,
-					const struct hgc_driver_opts *o, struct hgc_diag *d);
+					const struct hgc_driver_opts *o, char **plan,
+					struct hgc_diag *d);
 /* Lower g and compile it for o->backend, without the cache; NULL with d set. */
 struct hgc_compiled *hgc_driver_build(const struct hgc_graph *g, const struct hgc_driver_opts *o,
-				      struct hgc_diag *d);
+				      char **plan, struct hgc_diag *d);
 /*
  * The compiled form of g for o->backend: from the process's cache, the disk
  * cache (JIT) or compiled now.  info (may be NULL) says which.  The caller

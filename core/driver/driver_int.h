@@ -14,7 +14,7 @@ struct hgc_driver_graph *hgc_driver_cache_find(const char *key);
    reference is the one returned. */
 struct hgc_driver_graph *hgc_driver_cache_add(const char *key, struct hgc_compiled *code,
 					      enum hgc_driver_backend b, int nin, int nout,
-					      double seconds);
+					      char *plan, double seconds);
 
 /* cache.c: the disk */
 /* The symbol prefix of an object stored under key: "hgc" KEY "_". */
@@ -25,11 +25,12 @@ void hgc_driver_obj_prefix(const char *key, char buf[40]);
  * caller compiles and rewrites it).  nargs must match the stored count.
  */
 struct hgc_compiled *hgc_driver_disk_load(const struct hgc_driver_opts *o, const char *key,
-					  int nargs, struct hgc_driver_info *info);
-/* Store an object under key: a temporary file renamed into place.  A failure is
-   only noted in info (the cache is an optimization). */
+					  int nargs, char **plan, struct hgc_driver_info *info);
+/* Store an object and its plan under key: a temporary file renamed into place.  A
+   failure is only noted in info (the cache is an optimization). */
 void hgc_driver_disk_store(const struct hgc_driver_opts *o, const char *key, const void *obj,
-			   size_t size, int nargs, bool has_init, struct hgc_driver_info *info);
+			   size_t size, const char *plan, int nargs, bool has_init,
+			   struct hgc_driver_info *info);
 /* Whether o wants the disk cache (and HGC_CACHE is not off) for its backend. */
 bool hgc_driver_disk_on(const struct hgc_driver_opts *o);
 

@@ -1,0 +1,177 @@
+/*
+ * driver_check.h: helpers for the driver and cache tests (t/110, t/111):
+ * buffers for a graph's inputs and outputs, deterministic inputs, running
+ * a compiled graph and the reference interpreter on them, and comparing
+ * outputs under a spec's tolerances.
+ */
+#ifndef HGC_T_DRIVER_CHECK_H
+#define HGC_T_DRIVER_CHECK_H
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/driver/driver.h"
+#include "core/graph/graph.h"
+#include "dsl/dsl.h"
+#include "t/tap.h"
+
+/* Load libgomp for good before a C-backend module can (see t/lower_check.h). */
+__attribute__((constructor)) static void dc_preload_gomp(void)
+{
+	if (!dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE))
+		fprintf(stderr, "# cannot preload libgomp: %s\n", dlerror());
+}
+
+/* The inputs, the outputs of a compiled graph and those of the interpreter. */
+struct dc_bufs {
+	int nin, nout;
+	void **in, **out, **ref;
+};
+
+/* A zeroed buffer for t, at least one byte. */
+static inline void *dc_buf(const struct hgc_tensor *t, int poison)
+{
+	size_t n = hgc_tensor_nbytes(t) + 1;
+	void *p = malloc(n);
+
+	memset(p, poison, n);
+	return p;
+}
+
+/* Buffers for every input and output of g (outputs poisoned differently). */
+static inline void dc_alloc(struct dc_bufs *b, const struct hgc_graph *g)
+{
+	b->nin = (int)g->inputs.len;
+	b->nout = (int)g->outputs.len;
+	b->in = calloc((size_t)b->nin + 1, sizeof(void *));
+	b->out = calloc((size_t)b->nout + 1, sizeof(void *));
+	b->ref = calloc((size_t)b->nout + 1, sizeof(void *));
+	for (int i = 0; i < b->nin; i++)
+		b->in[i] = dc_buf(HGC_GRAPH_INPUT(g, i), 0);
+	for (int i = 0; i < b->nout; i++) {
+		b->out[i] = dc_buf(HGC_GRAPH_OUTPUT(g, i), 0xff);
+		b->ref[i] = dc_buf(HGC_GRAPH_OUTPUT(g, i), 0xfe);
+	}
+}
+
+/* Free what dc_alloc made. */
+static inline void dc_release(struct dc_bufs *b)
+{
+	for (int i = 0; i < b->nin; i++)
+		free(b->in[i]);
+	for (int i = 0; i < b->nout; i++) {
+		free(b->out[i]);
+		free(b->ref[i]);
+	}
+	free(b->in);
+	free(b->out);
+	free(b->ref);
+}
+
+/* Deterministic inputs: small values of each input's dtype. */
+static inline void dc_fill(struct dc_bufs *b, const struct hgc_graph *g, unsigned seed)
+{
+	for (int i = 0; i < b->nin; i++) {
+		const struct hgc_tensor *t = HGC_GRAPH_INPUT(g, i);
+		int64_t n = hgc_tensor_nelems(t);
+
+		for (int64_t k = 0; k < n; k++) {
+			seed = seed * 1103515245u + 12345u;
+			hgc_store_f32(t->dtype, b->in[i], k, (float)((seed >> 9) % 17) * 0.25f - 2);
+		}
+	}
+}
+
+/* Whether got matches want for every element of t; why says where not. */
+static inline bool dc_same(const struct hgc_tensor *t, const void *got, const void *want,
+			   double rtol, double atol, char *why, size_t size)
+{
+	int64_t n = hgc_tensor_nelems(t);
+	bool fl = t->dtype == HGC_DT_F32 || t->dtype == HGC_DT_BF16;
+
+	if (!fl && memcmp(got, want, hgc_tensor_nbytes(t))) {
+		snprintf(why, size, "%s: integer outputs differ", t->name ? t->name : "?");
+		return false;
+	}
+	for (int64_t i = 0; fl && i < n; i++) {
+		double g = hgc_load_f32(t->dtype, got, i), w = hgc_load_f32(t->dtype, want, i);
+
+		if ((isnan(g) && isnan(w)) || fabs(g - w) <= atol + rtol * fabs(w))
+			continue;
+		snprintf(why, size, "%s[%lld]: got %.9g, want %.9g", t->name ? t->name : "?",
+			 (long long)i, g, w);
+		return false;
+	}
+	return true;
+}
+
+/* The tolerances of a spec for dtype dt: its own, else 1e-5/1e-6 (bf16 1e-2). */
+static inline void dc_tol(const struct hgc_spec *sp, enum hgc_dtype dt, double *rtol,
+			  double *atol)
+{
+	if (sp && sp->has_tol) {
+		*rtol = sp->rtol;
+		*atol = sp->atol;
+	} else {
+		*rtol = dt == HGC_DT_BF16 ? 1e-2 : 1e-5;
+		*atol = dt == HGC_DT_BF16 ? 1e-2 : 1e-6;
+	}
+}
+
+/* Run h and the interpreter on b's inputs; whether every output agrees. */
+static inline bool dc_check(struct hgc_driver_graph *h, const struct hgc_graph *g,
+			    const struct hgc_spec *sp, struct dc_bufs *b, char *why,
+			    size_t size)
+{
+	struct hgc_diag d;
+	double rtol, atol;
+	bool same = true;
+
+	hgc_diag_init(&d);
+	if (hgc_driver_run(h, (const void *const *)b->in, b->out, &d) < 0 ||
+	    hgc_interp_run(g, (const void *const *)b->in, b->ref, &d) < 0) {
+		snprintf(why, size, "%s", hgc_diag_text(&d));
+		hgc_diag_release(&d);
+		return false;
+	}
+	hgc_diag_release(&d);
+	for (int i = 0; i < b->nout && same; i++) {
+		const struct hgc_tensor *t = HGC_GRAPH_OUTPUT(g, i);
+
+		dc_tol(sp, t->dtype, &rtol, &atol);
+		same = dc_same(t, b->out[i], b->ref[i], rtol, atol, why, size);
+	}
+	return same;
+}
+
+/* A graph y = ReLU(MatMul(x, w)) of f32 x[m, k] (variable), w[k, n] (constant). */
+static inline struct hgc_graph *dc_matmul(int64_t m, int64_t k, int64_t n, bool relu)
+{
+	struct hgc_graph *g = hgc_graph_new();
+	struct hgc_tensor *in[2];
+	struct hgc_op *op;
+	struct hgc_diag d;
+
+	hgc_diag_init(&d);
+	in[0] = hgc_graph_add_input(g, "x", HGC_DT_F32, 2, (int64_t[]){ m, k }, HGC_PROP_VARIABLE,
+				    NULL);
+	in[1] = hgc_graph_add_input(g, "w", HGC_DT_F32, 2, (int64_t[]){ k, n }, HGC_PROP_CONSTANT,
+				    NULL);
+	op = hgc_graph_add_op(g, HGC_OP_MATMUL, 2, in, HGC_DT_UNDEF, NULL);
+	if (hgc_graph_finish_op(g, op, &d) < 0)
+		hgc_bug("%s", hgc_diag_text(&d));
+	if (relu) {
+		op = hgc_graph_add_op(g, HGC_OP_RELU, 1, op->out, HGC_DT_UNDEF, NULL);
+		if (hgc_graph_finish_op(g, op, &d) < 0)
+			hgc_bug("%s", hgc_diag_text(&d));
+	}
+	op->out[0]->name = "y";
+	hgc_graph_add_output(g, op->out[0]);
+	hgc_diag_release(&d);
+	return g;
+}
+
+#endif
