@@ -120,6 +120,7 @@ struct hgc_attr_spec {
  * The op table: X(enum suffix, oneDNN kind name, category, min inputs,
  * max inputs, function stem).  Every op has one output.  Each stem provides
  * <stem>_attrs (schema), <stem>_infer and <stem>_ref in core/graph/ops_*.c.
+ * Rows after TypeCast are basic ops the passes decompose into (ops_extra.c).
  */
 #define HGC_OP_LIST(X)                                                          \
 	X(MATMUL, "MatMul", TUNABLE, 2, 3, matmul)                              \
@@ -170,7 +171,8 @@ struct hgc_attr_spec {
 	X(SELECT, "Select", FUSIBLE, 3, 3, select_op)                           \
 	X(QUANTIZE, "Quantize", COMPLEX, 1, 1, quantize)                        \
 	X(DEQUANTIZE, "Dequantize", COMPLEX, 1, 1, dequantize)                  \
-	X(TYPE_CAST, "TypeCast", FUSIBLE, 1, 1, type_cast)
+	X(TYPE_CAST, "TypeCast", FUSIBLE, 1, 1, type_cast)                      \
+	X(ERF, "Erf", FUSIBLE, 1, 1, erf_op)
 
 enum hgc_op_kind {
 #define X(e, n, c, lo, hi, f) HGC_OP_##e,
@@ -275,5 +277,44 @@ void *hgc_npy_read(const char *path, enum hgc_dtype *dt, int *ndims, int64_t *di
 /* interp.c: run g on dense plain buffers, in the order of g->inputs and g->outputs. */
 int hgc_interp_run(const struct hgc_graph *g, const void *const *inputs, void *const *outputs,
 		   struct hgc_diag *d);
+
+/*
+ * edit.c: editing a graph in the passes (core/graph/passes).  New ops are
+ * appended by hgc_graph_add_op; hgc_graph_sort puts them back in order.
+ * Op ids are positions in g->ops after a removal or a sort.
+ */
+/* A constant embedded in the graph (not an input): dense, data copied into the arena. */
+struct hgc_tensor *hgc_graph_add_const(struct hgc_graph *g, enum hgc_dtype dt, int ndims,
+				       const int64_t *dims, const void *data,
+				       const struct hgc_loc *loc);
+/* A deep copy with the same ids, op order, inputs and outputs (input data is shared). */
+struct hgc_graph *hgc_graph_clone(const struct hgc_graph *g);
+/* Every op input and graph output that is from becomes to. */
+void hgc_graph_replace_uses(struct hgc_graph *g, const struct hgc_tensor *from,
+			    struct hgc_tensor *to);
+/* Drop the ops whose position is marked in dead, then the tensors nothing refers to. */
+void hgc_graph_remove_ops(struct hgc_graph *g, const bool *dead);
+/* Topological order again, stable (an op moves just before its first consumer); -1 on a cycle. */
+int hgc_graph_sort(struct hgc_graph *g, struct hgc_diag *d);
+bool hgc_graph_is_output(const struct hgc_graph *g, const struct hgc_tensor *t);
+/* Does t hold data known at compile time that never changes (an embedded or a constant input)? */
+bool hgc_tensor_is_known(const struct hgc_graph *g, const struct hgc_tensor *t);
+/* Check the graph: ids, producers, order, every input defined, shapes as inference says. */
+int hgc_graph_check(const struct hgc_graph *g, struct hgc_diag *d);
+
+/* The consumers of every tensor, by id (a snapshot: stale after an edit). */
+struct hgc_graph_uses {
+	int n;			/* tensor ids covered: g->next_id */
+	int *first;		/* uses of id i: op[first[i] .. first[i + 1]) */
+	struct hgc_op **op;	/* an op reading a tensor twice is listed twice */
+	int *outputs;		/* how often id i is a graph output */
+};
+void hgc_graph_uses_init(struct hgc_graph_uses *u, const struct hgc_graph *g);
+void hgc_graph_uses_release(struct hgc_graph_uses *u);
+/* Op reads plus graph-output references of t. */
+int hgc_graph_uses_count(const struct hgc_graph_uses *u, const struct hgc_tensor *t);
+/* The recorded readers of from and the graph outputs now read to (the lists are not updated). */
+void hgc_graph_uses_replace(const struct hgc_graph_uses *u, struct hgc_graph *g,
+			    const struct hgc_tensor *from, struct hgc_tensor *to);
 
 #endif
