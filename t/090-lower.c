@@ -40,6 +40,7 @@ static void test_unary_f32(void)
 	static const enum hgc_op_kind plain[] = {
 		HGC_OP_RELU, HGC_OP_SIGMOID, HGC_OP_TANH, HGC_OP_HARD_SWISH, HGC_OP_MISH,
 		HGC_OP_EXP, HGC_OP_SQUARE, HGC_OP_ABS, HGC_OP_RECIPROCAL, HGC_OP_ROUND,
+		HGC_OP_ERF,
 	};
 	struct hgc_op *op;
 	size_t i;

@@ -60,6 +60,7 @@ static hgc_lower_fn *const lowerers[HGC_OP_COUNT] = {
 	[HGC_OP_QUANTIZE] = hgc_lower_quantize,
 	[HGC_OP_DEQUANTIZE] = hgc_lower_dequantize,
 	[HGC_OP_TYPE_CAST] = hgc_lower_type_cast,
+	[HGC_OP_ERF] = hgc_lower_unary,
 };
 
 static const struct hgc_lower_opts default_opts;

@@ -160,6 +160,7 @@ static struct hgc_tir_expr *unary_f32(struct hgc_lower_ctx *cx, struct hgc_tir_s
 			      mul(cx, attr(cx, mp, "alpha"), lw_v(cx, x)));
 	case HGC_OP_SIGMOID: return sigmoid(cx, b, x);
 	case HGC_OP_TANH: return lw_call1(cx, HGC_TIR_I_TANH, lw_v(cx, x));
+	case HGC_OP_ERF: return lw_call1(cx, HGC_TIR_I_ERF, lw_v(cx, x));
 	case HGC_OP_EXP: return lw_call1(cx, HGC_TIR_I_EXP, lw_v(cx, x));
 	case HGC_OP_LOG: return lw_call1(cx, HGC_TIR_I_LOG, lw_v(cx, x));
 	case HGC_OP_SQRT: return lw_call1(cx, HGC_TIR_I_SQRT, lw_v(cx, x));
