@@ -50,7 +50,7 @@ static inline void pc_free(struct pc_bufs *b)
 	b->nin = b->nout = 0;
 }
 
-/* Random inputs (a fixed seed per call site) for every input of g. */
+/* Random inputs (a fixed seed per call site) for every input of g; known data is kept. */
 static inline void pc_random_inputs(struct pc_bufs *b, const struct hgc_graph *g, uint64_t seed)
 {
 	size_t i;
@@ -63,6 +63,10 @@ static inline void pc_random_inputs(struct pc_bufs *b, const struct hgc_graph *g
 		int64_t n = hgc_tensor_nelems(t);
 
 		b->in[i] = hgc_xcalloc(hgc_tensor_nbytes(t) + 1, 1);
+		if (t->data) {
+			memcpy(b->in[i], t->data, hgc_tensor_nbytes(t));
+			continue;
+		}
 		for (k = 0; k < n; k++) {
 			double u;
 

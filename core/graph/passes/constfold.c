@@ -8,6 +8,9 @@
  * (dsl/spec.c makes them graph inputs whose data a generator fills at run
  * time), so for them folding waits for the constant-weight preprocessing
  * at first execution; see docs/passes.md.  One walk in order folds chains.
+ * Dequantize does not fold: it is what lowprec looks for (folded, the int8
+ * weights would become f32); decompose_quant makes it a cast and a multiply
+ * that the constfold after it folds.
  */
 #include "passes_int.h"
 
@@ -23,7 +26,8 @@ static bool foldable(const struct hgc_graph *g, const struct hgc_op *op)
 	int64_t out = hgc_tensor_nelems(op->out[0]);
 	int k;
 
-	if (op->nin == 0 || op->nout != 1 || hgc_tensor_nbytes(op->out[0]) > MAX_BYTES)
+	if (op->nin == 0 || op->nout != 1 || hgc_tensor_nbytes(op->out[0]) > MAX_BYTES ||
+	    op->kind == HGC_OP_DEQUANTIZE)
 		return false;
 	for (k = 0; k < op->nin; k++)
 		if (!hgc_tensor_is_known(g, op->in[k]))

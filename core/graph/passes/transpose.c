@@ -207,13 +207,11 @@ static struct hgc_tensor *reshape_rule(struct tp *s, const struct hgc_op *op)
 	if (op->kind == HGC_OP_REORDER)
 		return op->in[0]->layout.kind == HGC_LAYOUT_PLAIN &&
 		       o->layout.kind == HGC_LAYOUT_PLAIN ? op->in[0] : NULL;
-	r1 = made_by(s, op->in[0], HGC_OP_STATIC_RESHAPE);
-	if (r1)
-		return hgc_pb_reshape(&s->b, r1->in[0], o->ndims, o->dims);
 	if (o->ndims == op->in[0]->ndims &&
 	    !memcmp(o->dims, op->in[0]->dims, (size_t)o->ndims * sizeof(*o->dims)))
 		return op->in[0];
-	return NULL;
+	r1 = made_by(s, op->in[0], HGC_OP_STATIC_RESHAPE);
+	return r1 ? hgc_pb_reshape(&s->b, r1->in[0], o->ndims, o->dims) : NULL;
 }
 
 /* How an op depends on the layout of its operands. */
@@ -273,8 +271,9 @@ static bool same_but_units(const int64_t *a, const int64_t *c, int r)
 
 /*
  * The operand b of a binary op whose other operand was T_p(x), in x's
- * layout: its own source if it is T_p too, a reshape if only unit dims
- * move, a transpose if b is a known constant (it folds); else NULL.
+ * layout: its own source if it is T_p too, b itself if it broadcasts the
+ * same either way, a reshape if only unit dims move, a transpose if b is a
+ * known constant (it folds); else NULL.
  */
 static struct hgc_tensor *unpermute(struct tp *s, struct hgc_tensor *b, const int *p, int r)
 {
@@ -295,6 +294,8 @@ static struct hgc_tensor *unpermute(struct tp *s, struct hgc_tensor *b, const in
 	}
 	for (i = 0; i < r; i++)
 		bd[i] = e[inv[i]];
+	if (!memcmp(e, bd, (size_t)r * sizeof(*e)))
+		return b;
 	if (same_but_units(e, bd, r))
 		return hgc_pb_reshape(&s->b, b, r, bd);
 	if (!hgc_tensor_is_known(s->g, b))
