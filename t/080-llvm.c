@@ -396,6 +396,36 @@ static void test_math(void)
 	is_near(Y[7][4], -2, 0, "round(-2.5) is -2");
 }
 
+/* The pipeline with the loop unroller on computes the same softmax. */
+static void test_unroll(void)
+{
+	enum { R = 3, C = 97 };
+	struct hgc_tir_module *m = build_softmax(R, C);
+	struct hgc_codegen_llvm_opts o = { .unroll = true };
+	struct hgc_compiled *a, *b;
+	struct hgc_diag d;
+	float X[R][C], Y1[R][C], Y2[R][C];
+	void *a1[2] = { X, Y1 }, *a2[2] = { X, Y2 };
+	unsigned s = 9;
+	int i;
+
+	for (i = 0; i < R * C; i++)
+		X[i / C][i % C] = 4 * rnd(&s);
+	hgc_diag_init(&d);
+	a = hgc_codegen_llvm_compile(m, NULL, &d);
+	b = hgc_codegen_llvm_compile(m, &o, &d);
+	ok(a && b, "softmax compiles with and without the loop unroller");
+	if (a && b) {
+		hgc_codegen_run(a, a1);
+		hgc_codegen_run(b, a2);
+		ok(!memcmp(Y1, Y2, sizeof(Y1)), "and both compute the same bytes");
+	}
+	hgc_codegen_free(a);
+	hgc_codegen_free(b);
+	hgc_diag_release(&d);
+	hgc_tir_module_free(m);
+}
+
 /* Two modules with the same function names live side by side in the JIT. */
 static void test_two_modules(void)
 {
@@ -456,6 +486,7 @@ int main(void)
 	test_lowp();
 	test_moves();
 	test_math();
+	test_unroll();
 	test_two_modules();
 	test_compile_time();
 	hgc_codegen_llvm_shutdown();

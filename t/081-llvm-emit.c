@@ -64,7 +64,7 @@ static void test_dump(void)
 		ok(strstr(t, " x float>") != NULL, "and the loop vectorized (O3 saw the target)");
 	}
 	free(t);
-	t = dump(p, &(struct hgc_codegen_llvm_opts){ "default<O0>", "x_" }, &d);
+	t = dump(p, &(struct hgc_codegen_llvm_opts){ .passes = "default<O0>", .prefix = "x_" }, &d);
 	ok(t && strstr(t, "call void @hgc_rt_parallel_for(void (i8*, i64)* @tir.main_1.pfor0") &&
 	   strstr(t, "define void @x_init(i8** ") && strstr(t, "@tir.W = internal constant"),
 	   "pfor2 at O0: the outlined body, the prefix, the read-only constant");
@@ -138,7 +138,7 @@ static void test_object(void)
 {
 	static const float w[6] = { 1, -2, 0.5f, 3, 0, 1.25f };
 	struct hgc_tir_module *m = build_pfor2(4, 6, w);
-	struct hgc_codegen_llvm_opts o = { NULL, "t81_" };
+	struct hgc_codegen_llvm_opts o = { .prefix = "t81_" };
 	struct hgc_diag d;
 	char path[256], want[4096], *h, *out;
 
@@ -173,7 +173,7 @@ static void test_object(void)
 static void test_assembly(void)
 {
 	struct hgc_tir_module *m = build_softmax(3, 8);
-	struct hgc_codegen_llvm_opts o = { NULL, "asm_" };
+	struct hgc_codegen_llvm_opts o = { .prefix = "asm_" };
 	struct hgc_diag d;
 	char path[256], *s;
 
@@ -254,7 +254,7 @@ static struct hgc_tir_module *build_return_in_pfor(void)
 /* Every failure is a diagnostic. */
 static void test_errors(void)
 {
-	struct hgc_codegen_llvm_opts o9 = { "default<O9>", NULL };
+	struct hgc_codegen_llvm_opts o9 = { .passes = "default<O9>" };
 
 	fails_with(one_store(TY(S32), mk_float), NULL,
 		   (const char *[]){ "hgc: error: in 'f': store to 'Y' is given f32, not s32\n" }, 1,

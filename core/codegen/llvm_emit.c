@@ -25,7 +25,7 @@ int hgc_codegen_llvm_emit_file(const struct hgc_tir_module *m,
 			       bool assembly, struct hgc_diag *d)
 {
 	const char *prefix = opts && opts->prefix ? opts->prefix : "hgc_";
-	struct hgc_llvm_module *lm = hgc_llvm_module_build(m, prefix, opts ? opts->passes : NULL, d);
+	struct hgc_llvm_module *lm = hgc_llvm_module_build(m, prefix, opts, d);
 	char *file, *msg = NULL;
 	int rc = 0;
 

@@ -83,6 +83,10 @@ void hgc_llvm_declare_funcs(struct hgc_llvm_gen *g)
 						  func_type(g, f));
 		if (f != g->m->entry && f != g->m->init)
 			LLVMSetLinkage(g->funcs[f->id], LLVMInternalLinkage);
+		else	/* one copy of the body: the args wrapper calls it, not inlines it */
+			LLVMAddAttributeAtIndex(g->funcs[f->id], LLVMAttributeFunctionIndex,
+						LLVMCreateEnumAttribute(g->ctx,
+							LLVMGetEnumAttributeKindForName("noinline", 8), 0));
 		hgc_llvm_func_attrs(g, g->funcs[f->id]);
 	}
 }

@@ -179,9 +179,10 @@ struct hgc_llvm_module {
 	char *prefix;
 };
 /* Verify m, translate it with exported names PREFIXentry ..., verify the LLVM IR and
-   optimize it with passes (NULL: "default<O3>"); NULL with the diag set. */
+   optimize it as opts say (NULL: defaults); NULL with the diag set. */
 struct hgc_llvm_module *hgc_llvm_module_build(const struct hgc_tir_module *m, const char *prefix,
-					      const char *passes, struct hgc_diag *d);
+					      const struct hgc_codegen_llvm_opts *opts,
+					      struct hgc_diag *d);
 void hgc_llvm_module_free(struct hgc_llvm_module *lm);
 
 /* llvm_emit.c */

@@ -3,10 +3,13 @@
  * runtime's hgc_brgemm_{f32,u8s8s32,bf16}[_strd] chosen by A's element type,
  * with the IR's element strides turned into the runtime's byte strides and
  * "accumulate" into beta, as the C backend does; fill is a loop LLVM turns
- * into memset when it can; copy and copy2d are memmoves.  Math goes to LLVM
- * intrinsics (round is nearbyint: halves to even, like the C backend) or to
- * libm (tanhf, erff, one lane at a time for vectors); thread queries go to
- * OpenMP.
+ * into memset when it can; copy and copy2d are memmoves.  sqrt, abs, floor
+ * and round (nearbyint: halves to even, like the C backend) are LLVM
+ * intrinsics, single instructions that vectorize; exp, log, pow, tanh and erf
+ * call libm (expf ...) as the C backend does: such a call may set errno, so
+ * LLVM does not turn it into a vector call that codegen splits back into
+ * scalar calls (and unrolls), which bloats code for no speed.  Thread
+ * queries go to OpenMP.
  */
 #include "llvm_int.h"
 
@@ -117,20 +120,23 @@ static void copy(struct hgc_llvm_gen *g, const struct hgc_tir_expr *e)
 	hgc_llvm_loop_close(g, &l);
 }
 
-/* A float -> float libm function, lane by lane for vectors. */
-static LLVMValueRef libm(struct hgc_llvm_gen *g, const char *name, LLVMValueRef v, int lanes)
+/* A libm function of n (1 or 2) floats, lane by lane for vectors. */
+static LLVMValueRef libm(struct hgc_llvm_gen *g, const char *name, LLVMValueRef *v, int n,
+			 int lanes)
 {
-	LLVMValueRef r, x, idx;
-	int i;
+	LLVMTypeRef types[2] = { g->t.f32, g->t.f32 };
+	LLVMValueRef r, x[2], idx;
+	int i, k;
 
 	if (lanes <= 1)
-		return hgc_llvm_call_extern(g, name, g->t.f32, &g->t.f32, &v, 1);
-	r = LLVMGetUndef(LLVMTypeOf(v));
+		return hgc_llvm_call_extern(g, name, g->t.f32, types, v, n);
+	r = LLVMGetUndef(LLVMTypeOf(v[0]));
 	for (i = 0; i < lanes; i++) {
 		idx = LLVMConstInt(g->t.i32, (unsigned)i, 0);
-		x = LLVMBuildExtractElement(g->b, v, idx, "");
-		x = hgc_llvm_call_extern(g, name, g->t.f32, &g->t.f32, &x, 1);
-		r = LLVMBuildInsertElement(g->b, r, x, idx, "");
+		for (k = 0; k < n; k++)
+			x[k] = LLVMBuildExtractElement(g->b, v[k], idx, "");
+		x[0] = hgc_llvm_call_extern(g, name, g->t.f32, types, x, n);
+		r = LLVMBuildInsertElement(g->b, r, x[0], idx, "");
 	}
 	return r;
 }
@@ -150,10 +156,12 @@ static LLVMValueRef int_abs(struct hgc_llvm_gen *g, LLVMValueRef a, struct hgc_t
 static LLVMValueRef math(struct hgc_llvm_gen *g, const struct hgc_tir_expr *e)
 {
 	static const char *const fns[HGC_TIR_INTRIN_COUNT] = {
-		[HGC_TIR_I_EXP] = "llvm.exp", [HGC_TIR_I_LOG] = "llvm.log",
 		[HGC_TIR_I_SQRT] = "llvm.sqrt", [HGC_TIR_I_ABS] = "llvm.fabs",
 		[HGC_TIR_I_FLOOR] = "llvm.floor", [HGC_TIR_I_ROUND] = "llvm.nearbyint",
-		[HGC_TIR_I_POW] = "llvm.pow",
+	};
+	static const char *const libm_fns[HGC_TIR_INTRIN_COUNT] = {
+		[HGC_TIR_I_EXP] = "expf", [HGC_TIR_I_LOG] = "logf", [HGC_TIR_I_TANH] = "tanhf",
+		[HGC_TIR_I_ERF] = "erff", [HGC_TIR_I_POW] = "powf",
 	};
 	LLVMValueRef a[2] = { NULL, NULL };
 	LLVMTypeRef ty;
@@ -164,8 +172,8 @@ static LLVMValueRef math(struct hgc_llvm_gen *g, const struct hgc_tir_expr *e)
 	ty = LLVMTypeOf(a[0]);
 	if (e->op == HGC_TIR_I_ABS && e->type.kind != HGC_TIR_F32)
 		return int_abs(g, a[0], e->type);
-	if (e->op == HGC_TIR_I_TANH || e->op == HGC_TIR_I_ERF)
-		return libm(g, e->op == HGC_TIR_I_TANH ? "tanhf" : "erff", a[0], e->type.lanes);
+	if (libm_fns[e->op])
+		return libm(g, libm_fns[e->op], a, e->nops, e->type.lanes);
 	return hgc_llvm_call_intrinsic(g, fns[e->op], &ty, 1, a, e->nops);
 }
 

@@ -42,7 +42,7 @@ int hgc_codegen_llvm_object(const struct hgc_tir_module *m,
 			    struct hgc_diag *d)
 {
 	const char *prefix = opts && opts->prefix ? opts->prefix : "hgc_";
-	struct hgc_llvm_module *lm = hgc_llvm_module_build(m, prefix, opts ? opts->passes : NULL, d);
+	struct hgc_llvm_module *lm = hgc_llvm_module_build(m, prefix, opts, d);
 	LLVMMemoryBufferRef buf = NULL;
 	char *msg = NULL;
 	int rc = 0;
