@@ -95,8 +95,8 @@ struct hgc_compiled *hgc_codegen_c_compile(const struct hgc_tir_module *m,
 struct hgc_codegen_llvm_opts {
 	const char *passes;	/* LLVM pass pipeline; NULL: "default<O3>" */
 	const char *prefix;	/* exported names PREFIXentry ... of objects; NULL: "hgc_" */
-	bool unroll;		/* let the pipeline unroll loops: a little faster code, much
-				   slower compiles of loop nests (docs/codegen.md) */
+	bool unroll;		/* let the pipeline unroll loops: much slower compiles of
+				   loop nests, no speed-up measured (docs/codegen.md) */
 };
 
 /* llvm_module.c */
