@@ -51,22 +51,21 @@ struct compiled {
 	struct hgc_driver_info info;
 };
 
-/* The driver's options from a config: template rules (malloc'ed into *rules, the
-   caller frees them), the disk cache switch; threads from OpenMP (exec.c set it). */
+/* The driver's options from a config: its use, pin and pass entries as rules
+   (malloc'ed into *rules, the caller frees them), the disk cache switch; threads
+   from OpenMP (exec.c set it). */
 void hgc_tool_driver_opts(const struct hgc_config *cfg, enum hgc_driver_backend b,
 			  struct hgc_driver_opts *o, struct hgc_tmpl_rule **rules)
 {
-	int n = 0;
+	int n = cfg ? cfg->nentries : 0;
 
 	hgc_driver_opts_init(o);
 	o->backend = b;
-	*rules = hgc_xcalloc(cfg ? (size_t)cfg->nentries + 1 : 1, sizeof(**rules));
-	for (int i = 0; cfg && i < cfg->nentries; i++) {
+	*rules = hgc_xcalloc((size_t)n + 1, sizeof(**rules));
+	for (int i = 0; i < n; i++) {
 		const struct hgc_config_entry *e = &cfg->entries[i];
 
-		if (strcmp(e->kind, "use") && strcmp(e->kind, "pin"))
-			continue;
-		(*rules)[n++] = (struct hgc_tmpl_rule){ e->kind, e->key, e->value, e->loc };
+		(*rules)[i] = (struct hgc_tmpl_rule){ e->kind, e->key, e->value, e->loc };
 	}
 	o->rules = *rules;
 	o->nrules = n;

@@ -1,14 +1,16 @@
 /*
  * driver.c: the pipeline, one direction:
  *
- *     graph -> lowering (MatMul and Convolution through the templates)
- *           -> TIR verification -> backend (C or LLVM JIT)
+ *     graph -> graph passes (on a copy) -> lowering (MatMul and
+ *     Convolution through the templates) -> TIR verification -> backend
+ *     (C or LLVM JIT)
  *
  * hgc_driver_compile wraps it in the cache (cache.c): a key, the process
  * table, then for the JIT the disk cache of object code; only on a miss
  * does the pipeline run.  Every failure on the way is a diagnostic.
  */
 #include "driver_int.h"
+#include "../graph/passes/passes.h"
 
 #include <omp.h>
 #include <stdlib.h>
@@ -66,16 +68,44 @@ static struct hgc_tir_module *lower(const struct hgc_graph *g, const struct hgc_
 	return m;
 }
 
-/* The pipeline up to the backends: lower, then verify what the lowering built. */
+/* The graph passes on a copy of g (the caller's graph, which the reference
+   interpreter runs, stays as written), switched by the `pass` rules. */
+static struct hgc_graph *graph_passes(const struct hgc_graph *g,
+				      const struct hgc_driver_opts *o, struct hgc_diag *d)
+{
+	struct hgc_pass_switches sw;
+	struct hgc_graph *work;
+
+	hgc_pass_switches_init(&sw);
+	for (int i = 0; i < o->nrules; i++) {
+		const struct hgc_tmpl_rule *r = &o->rules[i];
+
+		if (!strcmp(r->kind, "pass") &&
+		    hgc_pass_switches_set(&sw, r->key, r->value, &r->loc, d) < 0)
+			return NULL;
+	}
+	work = hgc_graph_clone(g);
+	if (hgc_graph_passes_run(work, &sw, d) < 0) {
+		hgc_graph_free(work);
+		return NULL;
+	}
+	return work;
+}
+
+/* The pipeline up to the backends: graph passes, lowering, verification. */
 struct hgc_tir_module *hgc_driver_lower(const struct hgc_graph *g,
 					const struct hgc_driver_opts *o, char **plan,
 					struct hgc_diag *d)
 {
-	struct hgc_tir_module *m;
+	struct hgc_tir_module *m = NULL;
+	struct hgc_graph *work;
 
 	if (plan)
 		*plan = NULL;
-	m = lower(g, o, plan, d);
+	if ((work = graph_passes(g, o, d))) {
+		m = lower(work, o, plan, d);
+		hgc_graph_free(work);
+	}
 	if (m && hgc_tir_verify(m, d) < 0) {
 		hgc_note(d, NULL, "the lowering of the graph built invalid Tensor IR (a bug)");
 		hgc_tir_module_free(m);
