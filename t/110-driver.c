@@ -210,6 +210,7 @@ static void test_cc_error(void)
 	struct hgc_driver_opts o = opts_for(HGC_DRIVER_C);
 	const char *old = getenv("CC");
 	char *saved = old ? strdup(old) : NULL;
+	struct hgc_driver_graph *h;
 	struct hgc_diag d;
 
 	setenv("CC", "false", 1);
@@ -225,13 +226,14 @@ static void test_cc_error(void)
 		unsetenv("CC");
 	free(saved);
 	hgc_diag_init(&d);
-	struct hgc_driver_graph *h = hgc_driver_compile(g, &o, NULL, &d);
+	h = hgc_driver_compile(g, &o, NULL, &d);
 	ok(h, "with the compiler back, it compiles (the failure was not cached)");
 	hgc_driver_release(h);
 	hgc_diag_release(&d);
 	hgc_graph_free(g);
 }
 
+/* Hand-built graphs first, then the specs. */
 int main(void)
 {
 	test_args();

@@ -232,6 +232,7 @@ static void damaged(const struct hgc_graph *g, const char *what, const char *rea
 	hgc_driver_release(compile(g, &o, HGC_DRIVER_DISK, &info, "rewritten"));
 }
 
+/* The kinds of damage: half the file, */
 static void cut_half(const char *p)
 {
 	struct stat st;
@@ -240,22 +241,26 @@ static void cut_half(const char *p)
 	spoil(p, NULL, st.st_size / 2);
 }
 
+/* part of the header, */
 static void cut_header(const char *p)
 {
 	spoil(p, NULL, 20);
 }
 
+/* nothing, */
 static void empty(const char *p)
 {
 	spoil(p, "", 0);
 }
 
+/* something else, */
 static void garbage(const char *p)
 {
 	spoil(p, "\177ELF not really an object file, but long enough to have a header"
 		 " ........................................", 100);
 }
 
+/* a bad byte in the object, */
 static void flip_object(const char *p)
 {
 	struct stat st;
@@ -264,11 +269,13 @@ static void flip_object(const char *p)
 	flip(p, st.st_size - 200);
 }
 
+/* in the magic, */
 static void flip_magic(const char *p)
 {
 	flip(p, 2);
 }
 
+/* in the argument count. */
 static void flip_nargs(const char *p)
 {
 	flip(p, 40);
@@ -463,6 +470,7 @@ static void test_prune(void)
 	hgc_graph_free(g);
 }
 
+/* Everything in a fresh cache directory, removed at the end. */
 int main(void)
 {
 	char cmd[128];
