@@ -1,10 +1,12 @@
 /*
  * tmpl.c: templates as data: the registry, the domains generated code
  * calls, the enumeration of a bound template's parameter space (pins
- * fixed), the default choice (least padding, then the first in order) and
+ * fixed), the choice (the parameter search of heuristics/; the least
+ * padding, then the first in order, as its fallback and for diagnostics) and
  * the listing `hgc templates` prints.
  */
 #include "tmpl.h"
+#include "../../heuristics/heuristics.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -346,8 +348,8 @@ static int no_candidate(const struct walk *w, const struct hgc_tmpl_bind *b,
 			 t->name, c->text, hgc_op_table[t->op].name);
 }
 
-/* The default choice: least padding, then enumeration order. */
-int hgc_tmpl_choose(const struct hgc_tmpl_bind *b, const struct hgc_tmpl_pin *pins, int npins,
+/* The least padding, then enumeration order. */
+int hgc_tmpl_choose_padding(const struct hgc_tmpl_bind *b, const struct hgc_tmpl_pin *pins, int npins,
 		    struct hgc_tmpl_env *out, struct hgc_diag *d)
 {
 	struct best best = {b, {0}, 0, false};
@@ -361,6 +363,19 @@ int hgc_tmpl_choose(const struct hgc_tmpl_bind *b, const struct hgc_tmpl_pin *pi
 	else
 		rc = no_candidate(&w, b, d);
 	walk_release(&w);
+	return rc;
+}
+
+/* The choice: the cheapest candidate of the heuristics' cost model. */
+int hgc_tmpl_choose(const struct hgc_tmpl_bind *b, const struct hgc_tmpl_pin *pins, int npins,
+		    struct hgc_tmpl_env *out, struct hgc_diag *d)
+{
+	struct hgc_heur_result *r = hgc_xcalloc(1, sizeof(*r));
+	int rc = hgc_heur_search(b, pins, npins, r, d);
+
+	if (rc == 0)
+		*out = r->top[0].env;
+	free(r);
 	return rc;
 }
 

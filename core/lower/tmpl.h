@@ -15,7 +15,7 @@
  *    prepares in the template's (blocked) layouts, and records an
  *    insertion point at every anchor;
  *  - tmpl_lower.c binds graph ops to templates, chooses parameters (pins
- *    from configs, else a simple default), packs inputs, writes the result
+ *    from configs, the rest by the search of heuristics/), packs inputs, writes the result
  *    back (with the bias) at an anchor, and plugs into
  *    hgc_lower_opts.lower_tunable.
  *
@@ -486,12 +486,16 @@ long hgc_tmpl_enumerate(const struct hgc_tmpl_bind *b, const struct hgc_tmpl_pin
 /* Elements of padding an environment's layouts add over the logical operands. */
 int64_t hgc_tmpl_padding(const struct hgc_tmpl_bind *b, struct hgc_tmpl_env *e);
 /*
- * The default choice: the valid candidate (pins fixed) with the least
- * padding, the first in enumeration order among equals.  -1 with d set (at
- * the pin when one is to blame) when no candidate is valid.
+ * The choice: the valid candidate (pins fixed) the parameter search of
+ * heuristics/ estimates cheapest (heuristics/heuristics.h).  -1 with d set
+ * (at the pin when one is to blame) when no candidate is valid.
  */
 int hgc_tmpl_choose(const struct hgc_tmpl_bind *b, const struct hgc_tmpl_pin *pins, int npins,
 		    struct hgc_tmpl_env *out, struct hgc_diag *d);
+/* The simple choice: the least padding, the first in enumeration order
+   among equals; the same errors. */
+int hgc_tmpl_choose_padding(const struct hgc_tmpl_bind *b, const struct hgc_tmpl_pin *pins,
+			    int npins, struct hgc_tmpl_env *out, struct hgc_diag *d);
 /* Print a template: op, operands, parameters with domains, anchors and costs. */
 void hgc_tmpl_print(FILE *f, const struct hgc_tmpl *t);
 /* Print the values of a chosen environment's parameters: "MB=32 NB=64 ...". */

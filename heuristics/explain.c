@@ -1,0 +1,118 @@
+/*
+ * explain.c: what the search did for each tunable op of a graph, the way
+ * the lowering hook (core/lower/tmpl_lower.c) decides it: the template a
+ * `use` rule names, or else the first registered one that binds and has
+ * valid candidates; pins from `pin` rules; the search's choice and the
+ * runners-up with their estimated costs.
+ */
+#include "heuristics.h"
+
+#include <errno.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* The pins of template t among the rules. */
+static int pins_of(const struct hgc_tmpl_opts *o, const struct hgc_tmpl *t,
+		   struct hgc_tmpl_pin *pins, int cap)
+{
+	size_t len = strlen(t->name);
+	char *end;
+	int i, n = 0;
+
+	for (i = 0; i < o->nrules && n < cap; i++) {
+		const struct hgc_tmpl_rule *r = &o->rules[i];
+
+		if (strcmp(r->kind, "pin") || strncmp(r->key, t->name, len) || r->key[len] != '.')
+			continue;
+		pins[n].sym = hgc_tmpl_sym(t, r->key + len + 1);
+		pins[n].rule = r;
+		errno = 0;
+		pins[n].value = strtoll(r->value, &end, 10);
+		if (pins[n].sym >= 0 && !errno && end != r->value && !*end)
+			n++;
+	}
+	return n;
+}
+
+/* The template a `use` rule names for op, or NULL. */
+static const struct hgc_tmpl *used(const struct hgc_tmpl_opts *o, const struct hgc_op *op)
+{
+	int i;
+
+	for (i = 0; i < o->nrules; i++)
+		if (!strcmp(o->rules[i].kind, "use") &&
+		    !strcasecmp(o->rules[i].key, hgc_op_table[op->kind].name))
+			return hgc_tmpl_find(o->rules[i].value);
+	return NULL;
+}
+
+/* Search template t for op: 1 found (r set), 0 it does not apply (why), -1 error. */
+static int try_one(const struct hgc_tmpl_opts *o, const struct hgc_tmpl *t,
+		   const struct hgc_op *op, struct hgc_heur_result *r, char *why, size_t n,
+		   struct hgc_diag *d)
+{
+	struct hgc_tmpl_pin pins[32];
+	struct hgc_tmpl_bind b;
+	struct hgc_diag tmp;
+	int np, rc, threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+
+	if (hgc_tmpl_bind(t, op, threads, &b) < 0)
+		return snprintf(why, n, "%s: %s", t->name, b.why), 0;
+	np = pins_of(o, t, pins, 32);
+	hgc_diag_init(&tmp);
+	rc = hgc_heur_search(&b, pins, np, r, np ? d : &tmp);
+	if (rc < 0 && !np)
+		snprintf(why, n, "%s: %s", t->name, hgc_diag_text(&tmp));
+	hgc_diag_release(&tmp);
+	return rc < 0 ? (np ? -1 : 0) : 1;
+}
+
+/* Explain one tunable op. */
+static int explain_op(FILE *f, const struct hgc_op *op, const struct hgc_tmpl_opts *o,
+		      struct hgc_diag *d)
+{
+	const struct hgc_tmpl *t = used(o, op);
+	struct hgc_heur_result r;
+	char why[512] = "no template serves it";
+	int i, rc = 0;
+
+	if (op->out[0]->name)
+		fprintf(f, "%s %s:\n", hgc_op_table[op->kind].name, op->out[0]->name);
+	else
+		fprintf(f, "%s %%%d:\n", hgc_op_table[op->kind].name, op->out[0]->id);
+	if (t)
+		rc = try_one(o, t, op, &r, why, sizeof(why), d);
+	for (i = 0; !t && hgc_tmpl_registry[i] && !rc; i++)
+		if (hgc_tmpl_registry[i]->op == op->kind)
+			rc = try_one(o, hgc_tmpl_registry[i], op, &r, why, sizeof(why), d);
+	if (rc < 0)
+		return -1;
+	if (rc == 0)
+		fprintf(f, "  naive loops: %s\n", why);
+	else
+		hgc_heur_print(f, &r);
+	return 0;
+}
+
+/* Every tunable op of g, in graph order. */
+int hgc_heur_explain_graph(FILE *f, const struct hgc_graph *g, const struct hgc_tmpl_opts *o,
+			   struct hgc_diag *d)
+{
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < g->ops.len; i++) {
+		const struct hgc_op *op = HGC_GRAPH_OP(g, i);
+
+		if (hgc_op_table[op->kind].category != HGC_CAT_TUNABLE)
+			continue;
+		n++;
+		if (explain_op(f, op, o, d) < 0)
+			return -1;
+	}
+	if (!n)
+		fputs("no tunable ops\n", f);
+	return 0;
+}

@@ -1,0 +1,104 @@
+/*
+ * matmul.c: estimates of the MatMul template families (templates/matmul.tmpl):
+ *
+ *  - a thread grid MPN x NPN over blocks of MB x NB, brgemm over BS blocks
+ *    of KB, the k loop outside (ORDER 0) or inside (ORDER 1) the n loop
+ *    (matmul_core);
+ *  - threads splitting k (KPN) and n (NPN), partial sums added up in a
+ *    second parallel loop (matmul_ksplit);
+ *  - a batch dim BT and the block rows in parallel (matmul_batch).
+ *
+ * A family is recognized by its parameter names, so a template written with
+ * the same names is modelled too.
+ */
+#include "heuristics.h"
+
+#include <string.h>
+
+#define V(n) hgc_heur_val(cx, e, HGC_HEUR_N_##n, 0)
+#define HAS(n) (cx->slot[HGC_HEUR_N_##n] >= 0)
+
+/* a / b rounded up (b > 0). */
+static int64_t cdiv(int64_t a, int64_t b)
+{
+	return b > 0 ? (a + b - 1) / b : a;
+}
+
+/* matmul_core: the grid, the order and the working set against L2. */
+static void core(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
+		 struct hgc_heur_est *o)
+{
+	int64_t M = V(M), N = V(N), K = V(K), MB = V(MB), NB = V(NB), KB = V(KB);
+	int64_t bs = HAS(BS) ? V(BS) : V(KBLK), mblk = V(MBLK), nblk = V(NBLK), kblk = V(KBLK);
+	int64_t msn = V(MSN), nsn = V(NSN), T = V(MPN) * V(NPN);
+	int64_t m_t = msn < mblk ? msn : mblk, n_t = nsn < nblk ? nsn : nblk;
+	int64_t ea = cx->esize[0], eb = cx->esize[1], ec = 4;
+	int64_t wb = n_t * NB * kblk * KB * eb, wa = MB * kblk * KB * ea;
+	double calls = (double)(m_t * n_t) * (double)cdiv(kblk, bs);
+
+	o->working_set = V(ORDER) == 0 ? n_t * NB * bs * KB * eb + n_t * MB * NB * ec + wa : wb + wa;
+	/* B's panel of the thread is read again for every block row */
+	o->mem_ns = hgc_heur_spill_ns(cx, wb + wa, wb, m_t);
+	/* ORDER 0 reloads the row of C blocks for every k step of BS blocks */
+	if (V(ORDER) == 0)
+		o->mem_ns += hgc_heur_spill_ns(cx, n_t * MB * NB * ec * 2, n_t * MB * NB * ec * 2,
+					       cdiv(kblk, bs));
+	o->pack_ns = hgc_heur_pack_layouts(cx, e, T);
+	hgc_heur_finish(cx, o, 2.0 * (double)(M * N) * (double)K, 2.0 * (double)(m_t * MB * n_t * NB) * (double)K,
+	       T, calls * hgc_heur_call_ns(cx, MB, NB, bs * KB, bs), 2);
+}
+
+/* matmul_ksplit: KPN x NPN threads, a partial sum each, then the reduction. */
+static void ksplit(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
+		   struct hgc_heur_est *o)
+{
+	int64_t M = V(M), N = V(N), K = V(K), MB = V(MB), NB = V(NB), KB = V(KB);
+	int64_t mblk = V(MBLK), nblk = V(NBLK), kblk = V(KBLK), ksn = V(KSN), nsn = V(NSN);
+	int64_t kpn = V(KPN), T = kpn * V(NPN), n_t = nsn < nblk ? nsn : nblk;
+	int64_t k_t = ksn < kblk ? ksn : kblk;
+	double calls = (double)(n_t * mblk);
+	double red = (double)(kpn * mblk * MB * nblk * NB) * cx->mc->pack_ns / (double)T;
+
+	o->working_set = n_t * NB * k_t * KB * cx->esize[1] + mblk * MB * k_t * KB * cx->esize[0];
+	o->mem_ns = red;
+	o->pack_ns = hgc_heur_pack_layouts(cx, e, T);
+	hgc_heur_finish(cx, o, 2.0 * (double)(M * N) * (double)K,
+	       2.0 * (double)(mblk * MB * n_t * NB) * (double)(k_t * KB), T,
+	       calls * hgc_heur_call_ns(cx, MB, NB, k_t * KB, k_t), 3);
+}
+
+/* matmul_batch: BT x MBLK rows of blocks over the threads. */
+static void batch(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
+		  struct hgc_heur_est *o)
+{
+	int64_t M = V(M), N = V(N), K = V(K), MB = V(MB), NB = V(NB), KB = V(KB), BT = V(BT);
+	int64_t mblk = V(MBLK), nblk = V(NBLK), kblk = V(KBLK), T = V(threads);
+	int64_t rows = BT * mblk, per = cdiv(rows, T > 0 ? T : 1);
+	double calls = (double)(per * nblk);
+
+	if (T < 1)
+		T = 1;
+	o->working_set = nblk * NB * kblk * KB * cx->esize[1] + MB * kblk * KB * cx->esize[0];
+	o->pack_ns = hgc_heur_pack_layouts(cx, e, T);
+	hgc_heur_finish(cx, o, 2.0 * (double)(BT * M * N) * (double)K,
+	       2.0 * (double)(per * MB * nblk * NB) * (double)K, T,
+	       calls * hgc_heur_call_ns(cx, MB, NB, kblk * KB, kblk), 2);
+}
+
+/* A MatMul family, by its parameter names. */
+bool hgc_heur_matmul(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
+		     struct hgc_heur_est *out)
+{
+	if (cx->b->t->op != HGC_OP_MATMUL || !HAS(MB) || !HAS(NB) || !HAS(KB) || !HAS(MBLK) ||
+	    !HAS(NBLK) || !HAS(KBLK))
+		return false;
+	if (HAS(KPN) && HAS(NPN) && HAS(KSN) && HAS(NSN))
+		ksplit(cx, e, out);
+	else if (HAS(MPN) && HAS(NPN) && HAS(MSN) && HAS(NSN))
+		core(cx, e, out);
+	else if (HAS(BT))
+		batch(cx, e, out);
+	else
+		return false;
+	return true;
+}

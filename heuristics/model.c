@@ -1,0 +1,231 @@
+/*
+ * model.c: the machine and the microkernel model the template families'
+ * estimates are built from (heuristics.h).  Figures: MICROKERNELS.md and
+ * docs/runtime.md (tiles per ISA, load-bound ymm tiles, the cost of a call).
+ */
+#include "heuristics.h"
+
+#include <math.h>
+#include <string.h>
+
+/* This machine: Zen 3/4 cores, 1 MiB L2 each; AVX2 or AVX-512 tiles. */
+void hgc_heur_machine_host(struct hgc_heur_machine *mc, int vlen)
+{
+	memset(mc, 0, sizeof(*mc));
+	mc->vlen = vlen >= 16 ? 16 : 8;
+	mc->ghz = 2.9;
+	mc->fma_per_cycle = mc->vlen == 16 ? 1 : 2;	/* Zen 4 runs zmm FMAs on both pipes */
+	mc->loads_per_cycle = mc->vlen == 16 ? 2 : 1.85;
+	mc->fma_latency = 4;
+	mc->l1 = 32 << 10;
+	mc->l2 = 1 << 20;
+	mc->l3_bw = 12;
+	mc->call_cycles = 120;
+	mc->pack_ns = 0.35;
+	mc->fork_ns = 2000;
+}
+
+/* Constant: a constant graph input, or data a pass embedded. */
+bool hgc_heur_tensor_const(const struct hgc_tensor *t)
+{
+	return !t->producer && (t->prop == HGC_PROP_CONSTANT || t->data);
+}
+
+/* Names to slots, the constant inputs, element sizes. */
+void hgc_heur_ctx_init(struct hgc_heur_ctx *cx, const struct hgc_tmpl_bind *b,
+		       const struct hgc_heur_machine *mc)
+{
+	static const char *const names[] = {
+#define X(n) #n,
+		HGC_HEUR_NAMES(X)
+#undef X
+	};
+	int i;
+
+	memset(cx, 0, sizeof(*cx));
+	cx->b = b;
+	cx->mc = mc;
+	for (i = 0; i < HGC_HEUR_NNAMES; i++)
+		cx->slot[i] = hgc_tmpl_sym(b->t, names[i]);
+	for (i = 0; i <= b->t->ninputs && i < HGC_TMPL_MAX_OPERANDS; i++) {
+		cx->esize[i] = b->dtype[i] == HGC_DT_F32 || b->dtype[i] == HGC_DT_S32 ? 4
+			     : b->dtype[i] == HGC_DT_BF16 ? 2 : 1;
+		cx->konst[i] = i < b->t->ninputs && b->op && i < b->op->nin &&
+			       hgc_heur_tensor_const(b->op->in[i]);
+	}
+}
+
+/* A name's value in e. */
+int64_t hgc_heur_val(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
+		     enum hgc_heur_name n, int64_t dflt)
+{
+	return cx->slot[n] >= 0 ? e->v[cx->slot[n]] : dflt;
+}
+
+/* Instructions per k step of one row by one vector, and k values per step,
+   for A's element type at this vector length. */
+static void kind_rate(const struct hgc_heur_ctx *cx, double *ipk, int *kstep)
+{
+	enum hgc_dtype a = cx->b->dtype[0];
+	bool wide = cx->mc->vlen == 16;
+
+	*ipk = 1;
+	*kstep = 1;
+	if (a == HGC_DT_U8 || a == HGC_DT_S8) {
+		*kstep = 4;
+		*ipk = wide ? 1 : 3;	/* vpdpbusd; AVX2: 2 vpmaddwd + vpaddd */
+	} else if (a == HGC_DT_BF16) {
+		*kstep = 2;
+		*ipk = wide ? 1 : 2.5;	/* vdpbf16ps; AVX2: two FMAs and the widening */
+	}
+}
+
+/* Operations per ns one core reaches at the kernel's instruction peak. */
+double hgc_heur_peak(const struct hgc_heur_ctx *cx)
+{
+	double ipk;
+	int kstep;
+
+	kind_rate(cx, &ipk, &kstep);
+	return 2.0 * cx->mc->vlen * kstep * cx->mc->fma_per_cycle * cx->mc->ghz / ipk;
+}
+
+/* Cycles of one k step of an r x v tile: FMA-, load- or latency-bound. */
+static double tile_step(const struct hgc_heur_machine *mc, double ipk, int64_t r, int64_t v)
+{
+	double fma = (double)(r * v) * ipk / mc->fma_per_cycle;
+	double ld = (double)(r + v) / mc->loads_per_cycle;
+	double lat = mc->fma_latency * ipk;
+
+	return fmax(fma, fmax(ld, lat));
+}
+
+/* Cycles of one tile over steps k steps: its steps plus loading and storing C. */
+static double tile_cycles(const struct hgc_heur_machine *mc, double ipk, int64_t r, int64_t v,
+			  int64_t steps)
+{
+	return (double)steps * tile_step(mc, ipk, r, v) +
+	       2.0 * (double)(r * v) / mc->loads_per_cycle + 6;
+}
+
+/* Cycles of the row tiles of a column block of v vectors: full tiles of mr
+   rows, the rest in edge tiles of 8, 4, 2 and 1 rows. */
+static double rows_cycles(const struct hgc_heur_machine *mc, double ipk, int64_t rows, int64_t mr,
+			  int64_t v, int64_t steps)
+{
+	double c = (double)(rows / mr) * tile_cycles(mc, ipk, mr, v, steps);
+	int64_t left = rows % mr, e;
+
+	for (e = 8; e >= 1; e /= 2)
+		for (; left >= e; left -= e)
+			c += tile_cycles(mc, ipk, e, v, steps);
+	return c;
+}
+
+/* Rows of the full tile of v vectors (docs/runtime.md, "Tiles"). */
+static int64_t tile_rows(const struct hgc_heur_machine *mc, int64_t v)
+{
+	static const int64_t zmm[] = {16, 12, 8, 6}, ymm[] = {8, 6};
+
+	if (mc->vlen == 16)
+		return zmm[v - 1];
+	return ymm[v - 1];
+}
+
+/* One brgemm call: column blocks of the widest tile, the rest in a narrower
+   one; every block's rows through rows_cycles; the call's fixed cost. */
+double hgc_heur_call_ns(const struct hgc_heur_ctx *cx, int64_t rows, int64_t cols, int64_t k,
+			int64_t bs)
+{
+	const struct hgc_heur_machine *mc = cx->mc;
+	int64_t vecs = (cols + mc->vlen - 1) / mc->vlen, nr = mc->vlen == 16 ? 4 : 2, steps;
+	double ipk, cyc;
+	int kstep;
+
+	kind_rate(cx, &ipk, &kstep);
+	steps = (k + kstep - 1) / kstep;
+	if (rows < 1 || cols < 1)
+		return mc->call_cycles / mc->ghz;
+	cyc = (double)(vecs / nr) * rows_cycles(mc, ipk, rows, tile_rows(mc, nr), nr, steps);
+	if (vecs % nr)
+		cyc += rows_cycles(mc, ipk, rows, tile_rows(mc, vecs % nr), vecs % nr, steps);
+	cyc += mc->call_cycles + 4.0 * (double)bs;
+	return cyc / mc->ghz;
+}
+
+/* Packing an operand on every run: nothing for a constant one (init). */
+double hgc_heur_pack_ns(const struct hgc_heur_ctx *cx, int operand, int64_t elems, int64_t threads)
+{
+	if (operand < cx->b->t->ninputs && cx->konst[operand])
+		return 0;
+	return (double)elems * cx->mc->pack_ns / (double)(threads > 0 ? threads : 1);
+}
+
+/* Re-reading from L3 what does not stay in L2. */
+double hgc_heur_spill_ns(const struct hgc_heur_ctx *cx, int64_t ws, int64_t bytes, int64_t times)
+{
+	if (ws <= cx->mc->l2 * 3 / 4 || times <= 1)
+		return 0;
+	return (double)bytes * (double)(times - 1) / cx->mc->l3_bw;
+}
+
+/* Packing the inputs and writing the result back on a run (layout sizes). */
+double hgc_heur_pack_layouts(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
+		       int64_t threads)
+{
+	struct hgc_tmpl_layout l;
+	struct hgc_tmpl_env tmp = *e;
+	double ns = 0;
+	int64_t n;
+	int i, j;
+
+	for (i = 0; i <= cx->b->t->ninputs; i++) {
+		cx->b->t->layout(&tmp, i, &l);
+		for (n = 1, j = 0; j < l.nphys; j++)
+			n *= l.phys[j].extent;
+		ns += hgc_heur_pack_ns(cx, i, n, threads);
+	}
+	return ns;
+}
+
+/* Fill in the shares of an estimate from the busiest thread's time. */
+void hgc_heur_finish(const struct hgc_heur_ctx *cx, struct hgc_heur_est *o, double useful_flops,
+		   double thread_flops, int64_t threads, double calls_ns, int regions)
+{
+	double peak = hgc_heur_peak(cx);
+
+	o->compute_ns = calls_ns;
+	o->balance = thread_flops > 0 ? useful_flops / ((double)threads * thread_flops) : 1;
+	o->eff = calls_ns > 0 ? thread_flops / (calls_ns * peak) : 1;
+	/* the working set breaks ties: less of it leaves more cache to the rest */
+	o->total_ns = o->compute_ns + o->mem_ns + o->pack_ns + regions * cx->mc->fork_ns +
+		      (double)o->working_set * 1e-6;
+}
+
+/* Least padding: what an unknown template is ranked by. */
+static void padding_only(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
+			 struct hgc_heur_est *out)
+{
+	struct hgc_tmpl_env tmp = *e;
+
+	memset(out, 0, sizeof(*out));
+	out->total_ns = (double)hgc_tmpl_padding(cx->b, &tmp);
+	out->eff = out->balance = 1;
+}
+
+/* The estimate of one candidate, by family. */
+int hgc_heur_estimate(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
+		      struct hgc_heur_est *out)
+{
+	struct hgc_tmpl_env tmp = *e;
+
+	memset(out, 0, sizeof(*out));
+	if (hgc_heur_matmul(cx, e, out) || hgc_heur_conv(cx, e, out))
+		out->modelled = true;
+	else
+		padding_only(cx, e, out);
+	hgc_tmpl_padding(cx->b, &tmp);
+	if (tmp.bad || !isfinite(out->total_ns))
+		return -1;
+	return 0;
+}

@@ -1,0 +1,240 @@
+/*
+ * 130-heuristics: the parameter search of heuristics/: sensible choices on
+ * known shapes (the thread grid, blocks dividing the dims, k-slicing or a
+ * small MB for a tiny M), every kept candidate valid, pins respected, the
+ * cost model monotone where it obviously must be, `hgc explain`'s listing,
+ * and compiled graphs with the chosen parameters against the interpreter on
+ * odd shapes.
+ */
+#include "t/driver_check.h"
+
+#include "heuristics/heuristics.h"
+
+/* Bind template name to the MatMul of g under threads. */
+static bool bind_mm(struct hgc_graph *g, const char *name, int threads, struct hgc_tmpl_bind *b)
+{
+	const struct hgc_op *op = HGC_GRAPH_OP(g, 0);
+
+	return hgc_tmpl_bind(hgc_tmpl_find(name), op, threads, b) == 0;
+}
+
+/* A parameter's value in a candidate. */
+static int64_t pv(const struct hgc_tmpl_env *e, const char *name)
+{
+	int s = hgc_tmpl_sym(e->t, name);
+
+	return s >= 0 ? e->v[s] : -1;
+}
+
+/* Search matmul_core for an m x k x n MatMul; the result in r. */
+static int search_mm(int64_t m, int64_t k, int64_t n, int threads, const struct hgc_tmpl_pin *p,
+		     int np, struct hgc_heur_result *r, struct hgc_diag *d)
+{
+	struct hgc_graph *g = dc_matmul(m, k, n, false);
+	struct hgc_tmpl_bind b;
+	int rc = -1;
+
+	if (bind_mm(g, "matmul_core", threads, &b))
+		rc = hgc_heur_search(&b, p, np, r, d);
+	hgc_graph_free(g);
+	return rc;
+}
+
+/* Every kept candidate satisfies the template's constraints. */
+static bool all_valid(const struct hgc_heur_result *r)
+{
+	for (int i = 0; i < r->n; i++) {
+		struct hgc_tmpl_env e = r->top[i].env;
+
+		if (r->t->check(&e) >= 0 || e.bad)
+			return false;
+		if (i && r->top[i].est.total_ns < r->top[i - 1].est.total_ns)
+			return false;
+	}
+	return r->n > 0;
+}
+
+/* Large square shapes: the grid, whole blocks, balance, validity. */
+static void test_square(void)
+{
+	static const int64_t sizes[] = {256, 1024, 2048};
+	struct hgc_heur_result r;
+	struct hgc_diag d;
+
+	hgc_diag_init(&d);
+	for (int i = 0; i < 3; i++) {
+		int64_t s = sizes[i];
+		const struct hgc_tmpl_env *e = &r.top[0].env;
+
+		if (!ok(search_mm(s, s, s, 4, NULL, 0, &r, &d) == 0, "%lld^3: a choice", (long long)s))
+			continue;
+		is_int(pv(e, "MPN") * pv(e, "NPN"), 4, "%lld^3: MPN*NPN is the thread count", (long long)s);
+		ok(s % pv(e, "MB") == 0 && s % pv(e, "NB") == 0 && s % pv(e, "KB") == 0,
+		   "%lld^3: MB=%lld NB=%lld KB=%lld divide the dims", (long long)s,
+		   (long long)pv(e, "MB"), (long long)pv(e, "NB"), (long long)pv(e, "KB"));
+		is_near(r.top[0].est.balance, 1.0, 1e-9, "%lld^3: the threads share evenly", (long long)s);
+		ok(pv(e, "NB") % 8 == 0 && pv(e, "MB") >= 16, "%lld^3: whole vectors, full row tiles",
+		   (long long)s);
+		ok(all_valid(&r), "%lld^3: kept candidates valid and sorted", (long long)s);
+		ok(r.n == HGC_HEUR_TOP && r.nvalid > HGC_HEUR_TOP, "%lld^3: %ld candidates, runners-up kept",
+		   (long long)s, r.nvalid);
+	}
+	/* a skewed shape: the grid follows the blocks */
+	if (ok(search_mm(64, 512, 4096, 4, NULL, 0, &r, &d) == 0, "64x512x4096: a choice"))
+		ok(pv(&r.top[0].env, "NPN") >= 2, "64x512x4096: threads split N (NPN=%lld)",
+		   (long long)pv(&r.top[0].env, "NPN"));
+	hgc_diag_release(&d);
+}
+
+/* Pins win over the search; a bad pin is an error at its rule. */
+static void test_pins(void)
+{
+	static const struct hgc_tmpl_rule rule = {"pin", "matmul_core.MB", "48", {"c.hgc", 3, 5}};
+	struct hgc_tmpl_pin p = {0, 48, &rule};
+	struct hgc_heur_result r;
+	struct hgc_diag d;
+
+	hgc_diag_init(&d);
+	p.sym = hgc_tmpl_sym(hgc_tmpl_find("matmul_core"), "MB");
+	if (ok(search_mm(1024, 1024, 1024, 2, &p, 1, &r, &d) == 0, "pinned: a choice"))
+		for (int i = 0; i < r.n; i++)
+			is_int(pv(&r.top[i].env, "MB"), 48, "pinned MB=48 in candidate %d", i + 1);
+	p.value = 7;
+	is_int(search_mm(1024, 1024, 1024, 2, &p, 1, &r, &d), -1, "a pin outside the domain fails");
+	ok(strstr(hgc_diag_text(&d), "c.hgc:3:5: error: pin matmul_core.MB = 7") != NULL,
+	   "the error is at the pin: %s", hgc_diag_text(&d));
+	hgc_diag_release(&d);
+}
+
+/* A tiny M: k-slicing or a small MB, through the lowering hook. */
+static void test_tiny_m(void)
+{
+	struct hgc_graph *g = dc_matmul(1, 4096, 64, false);
+	struct hgc_tmpl_opts o;
+	struct hgc_tir_module *m;
+	struct hgc_diag d;
+	const char *line;
+
+	hgc_tmpl_opts_init(&o);
+	o.threads = 2;
+	hgc_diag_init(&d);
+	m = hgc_tmpl_lower_graph(g, &o, &d);
+	line = m && o.log.len ? HGC_VEC_AT(&o.log, char *, 0) : hgc_diag_text(&d);
+	ok(m && (strstr(line, "matmul_ksplit") || strstr(line, "MB=1 ")),
+	   "1x4096x64: k-slicing or MB=1: %s", line);
+	hgc_tir_module_free(m);
+	hgc_tmpl_opts_release(&o);
+	hgc_diag_release(&d);
+	hgc_graph_free(g);
+}
+
+/* The model moves the obvious way. */
+static void test_monotone(void)
+{
+	struct hgc_graph *g = dc_matmul(256, 256, 256, false);
+	struct hgc_heur_machine mc;
+	struct hgc_heur_ctx cx;
+	struct hgc_tmpl_bind b;
+	double prev = 0, t;
+	bool up = true;
+
+	hgc_heur_machine_host(&mc, 8);
+	if (!ok(bind_mm(g, "matmul_core", 2, &b), "bind 256^3")) {
+		hgc_graph_free(g);
+		return;
+	}
+	hgc_heur_ctx_init(&cx, &b, &mc);
+	for (int64_t k = 1; k <= 1024; k *= 2, prev = t)
+		up &= (t = hgc_heur_call_ns(&cx, 48, 64, k, 1)) > prev;
+	ok(up, "a call takes longer with more k");
+	for (int64_t r = 1, prev2 = 0; r <= 64; r++)
+		up &= hgc_heur_call_ns(&cx, r, 64, 256, 1) >= (double)prev2, prev2 = 0;
+	ok(hgc_heur_call_ns(&cx, 64, 64, 256, 1) > hgc_heur_call_ns(&cx, 32, 64, 256, 1),
+	   "more rows take longer");
+	ok(hgc_heur_call_ns(&cx, 48, 64, 256, 1) / (48 * 64) <
+		   hgc_heur_call_ns(&cx, 1, 64, 256, 1) / 64,
+	   "a full tile costs less per element than one row");
+	ok(hgc_heur_call_ns(&cx, 48, 64, 512, 1) / 512 < hgc_heur_call_ns(&cx, 48, 64, 16, 1) / 16,
+	   "the C load and store and the call amortize over k");
+	ok(hgc_heur_call_ns(&cx, 48, 64, 256, 1) < hgc_heur_call_ns(&cx, 48, 60, 256, 1) * 64 / 60,
+	   "whole vectors beat a column tail per useful element");
+	is_near(hgc_heur_spill_ns(&cx, 256 << 10, 1 << 20, 8), 0, 0, "a working set in L2 costs nothing");
+	ok(hgc_heur_spill_ns(&cx, 4 << 20, 1 << 20, 8) > hgc_heur_spill_ns(&cx, 4 << 20, 1 << 20, 2),
+	   "spilling L2 costs more the more it is re-read");
+	ok(cx.konst[1] && !cx.konst[0], "the constant weights are known as such");
+	ok(hgc_heur_pack_ns(&cx, 1, 1000, 1) == 0 && hgc_heur_pack_ns(&cx, 0, 1000, 1) > 0 &&
+		   hgc_heur_pack_ns(&cx, 0, 1000, 2) < hgc_heur_pack_ns(&cx, 0, 1000, 1),
+	   "packing: free for constants (init), split over threads for variables");
+	hgc_graph_free(g);
+}
+
+/* The explain listing: template, chosen parameters, costs, runners-up. */
+static void test_explain(void)
+{
+	struct hgc_graph *g = dc_matmul(128, 256, 512, true);
+	struct hgc_tmpl_opts o;
+	struct hgc_diag d;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	hgc_tmpl_opts_init(&o);
+	o.threads = 2;
+	hgc_diag_init(&d);
+	is_int(hgc_heur_explain_graph(f, g, &o, &d), 0, "explain runs");
+	fclose(f);
+	ok(strstr(text, "MatMul") && strstr(text, "template matmul_core") &&
+		   strstr(text, "chosen  MB=") && strstr(text, "#2") && strstr(text, "#5") &&
+		   strstr(text, "cost ") && strstr(text, " us "),
+	   "explain names the template, the choice, its cost and the runners-up");
+	diag("%s", text);
+	free(text);
+	hgc_tmpl_opts_release(&o);
+	hgc_diag_release(&d);
+	hgc_graph_free(g);
+}
+
+/* Odd shapes compiled with the chosen parameters agree with the interpreter. */
+static void test_odd(void)
+{
+	static const int64_t shapes[][3] = {
+		{13, 97, 479}, {97, 479, 13}, {479, 13, 97}, {1, 97, 13}, {13, 1, 97}, {1, 1, 1},
+	};
+	struct hgc_driver_opts o;
+
+	hgc_driver_opts_init(&o);
+	o.disk_cache = false;
+	o.threads = 2;
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		struct hgc_graph *g = dc_matmul(shapes[i][0], shapes[i][1], shapes[i][2], true);
+		struct hgc_driver_graph *h;
+		struct dc_bufs b;
+		struct hgc_diag d;
+		char why[256] = "";
+
+		hgc_diag_init(&d);
+		h = hgc_driver_compile(g, &o, NULL, &d);
+		dc_alloc(&b, g);
+		dc_fill(&b, g, 7);
+		ok(h && dc_check(h, g, NULL, &b, why, sizeof(why)), "%lldx%lldx%lld matches: %s %s",
+		   (long long)shapes[i][0], (long long)shapes[i][1], (long long)shapes[i][2], why,
+		   hgc_diag_text(&d));
+		ok(h && h->plan && strstr(h->plan, "MB="), "%lldx%lldx%lld went through a template",
+		   (long long)shapes[i][0], (long long)shapes[i][1], (long long)shapes[i][2]);
+		dc_release(&b);
+		hgc_driver_release(h);
+		hgc_diag_release(&d);
+		hgc_graph_free(g);
+	}
+}
+
+int main(void)
+{
+	test_square();
+	test_pins();
+	test_tiny_m();
+	test_monotone();
+	test_explain();
+	test_odd();
+	return done_testing();
+}
