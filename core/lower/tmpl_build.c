@@ -246,7 +246,7 @@ struct hgc_tir_stmt *hgc_tmpl_for(struct hgc_tmpl_build *b, struct hgc_tir_stmt 
 	return hgc_tir_body(s);
 }
 
-/* A parallel for, or serial loops when the lowering is inside one already. */
+/* A parallel for, or serial loops inside one already or when the lowering is serial. */
 struct hgc_tir_stmt *hgc_tmpl_pfor(struct hgc_tmpl_build *b, struct hgc_tir_stmt *block, int n,
 				   struct hgc_tir_var *const *vars, struct hgc_tir_expr *const *lo,
 				   struct hgc_tir_expr *const *hi, struct hgc_tir_expr *const *step,
@@ -256,7 +256,7 @@ struct hgc_tir_stmt *hgc_tmpl_pfor(struct hgc_tmpl_build *b, struct hgc_tir_stmt
 	int i;
 
 	b->par_depth++;
-	if (b->cx->in_parallel || b->par_depth > 1) {
+	if (b->cx->in_parallel || b->par_depth > 1 || b->cx->opts->serial) {
 		for (i = 0; i < n; i++)
 			block = hgc_tmpl_for(b, block, vars[i], lo[i], hi[i], step ? step[i] : NULL,
 					     loc);

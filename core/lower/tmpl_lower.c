@@ -155,7 +155,8 @@ static bool whole(const struct hgc_op *op, struct hgc_lower_view *const *in,
 		const struct hgc_lower_view *v = i < op->nin ? in[i] : out;
 		const struct hgc_tensor *t = i < op->nin ? op->in[i] : op->out[0];
 
-		if (v->ndims != t->ndims || memcmp(v->dims, t->dims, (size_t)t->ndims * 8))
+		if (v->ndims != t->ndims ||
+		    memcmp(v->dims, t->dims, (size_t)t->ndims * sizeof(*t->dims)))
 			return false;
 	}
 	return true;
