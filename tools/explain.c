@@ -1,12 +1,20 @@
 /*
  * explain.c: `hgc run --explain`: what was done for a spec and why: the
  * graph, the config, the backend and its plan, the timing split and the
- * speed of the compute-heavy ops.
+ * speed of the compute-heavy ops; and `hgc explain FILE`: the parameter
+ * search of each tunable op (heuristics/), its choice, cost and runners-up.
  */
 #include "tools/tools.h"
 
 #include <math.h>
+#include <omp.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "core/graph/passes/passes.h"
+#include "heuristics/heuristics.h"
+
+int hgc_tool_explain(int argc, char **argv);
 
 /* Attribute name of op: as set on the op, else its schema default, else NULL. */
 static const struct hgc_attr *find_attr(const struct hgc_op *op, const char *name)
@@ -270,4 +278,139 @@ void hgc_tool_explain_result(FILE *f, const struct hgc_spec *sp,
 	if (sp->graph)
 		print_check(f, sp, r);
 	fprintf(f, "\n");
+}
+
+/* ---- `hgc explain FILE...`: the parameter search per tunable op ---- */
+
+/* The usage of `hgc explain`. */
+static void explain_usage(FILE *f)
+{
+	fputs("usage: hgc explain [--threads N] [--config NAME] FILE|DIR...\n\n"
+	      "For each spec, after the graph passes: every MatMul and Convolution, the\n"
+	      "template the lowering takes, the parameters the search of heuristics/ chose\n"
+	      "with the estimated cost, and the runners-up.  See docs/heuristics.md.\n", f);
+}
+
+/* The graph as the driver lowers it: the passes on a copy, switched by the
+   config's `pass` rules; NULL with d set. */
+static struct hgc_graph *explain_passes(const struct hgc_graph *g, const struct hgc_tmpl_opts *o,
+					struct hgc_diag *d)
+{
+	struct hgc_pass_switches sw;
+	struct hgc_graph *work;
+
+	hgc_pass_switches_init(&sw);
+	for (int i = 0; i < o->nrules; i++)
+		if (!strcmp(o->rules[i].kind, "pass") &&
+		    hgc_pass_switches_set(&sw, o->rules[i].key, o->rules[i].value, &o->rules[i].loc,
+					  d) < 0)
+			return NULL;
+	work = hgc_graph_clone(g);
+	if (hgc_graph_passes_run(work, &sw, d) < 0) {
+		hgc_graph_free(work);
+		return NULL;
+	}
+	return work;
+}
+
+/* Explain one spec under cfg (its own when NULL); 0, or -1 (printed). */
+static int explain_spec(const struct hgc_spec *sp, const struct hgc_config *cfg, int threads)
+{
+	struct hgc_driver_opts dopts;
+	struct hgc_tmpl_rule *rules;
+	struct hgc_tmpl_opts to;
+	struct hgc_graph *work = NULL;
+	struct hgc_diag d;
+	int rc = -1;
+
+	if (!sp->graph)
+		return 0;
+	cfg = cfg ? cfg : sp->config;
+	hgc_tool_driver_opts(cfg, HGC_DRIVER_JIT, &dopts, &rules);
+	hgc_tmpl_opts_init(&to);
+	to.threads = threads ? threads : cfg && cfg->threads ? cfg->threads : omp_get_max_threads();
+	to.rules = rules;
+	to.nrules = dopts.nrules;
+	hgc_diag_init(&d);
+	printf("spec %s (%s:%d), %d thread%s, config %s\n", sp->name, sp->loc.file, sp->loc.line,
+	       to.threads, to.threads == 1 ? "" : "s", cfg ? cfg->name : "(none)");
+	if (hgc_tmpl_check_rules(rules, dopts.nrules, &d) == 0 &&
+	    (work = explain_passes(sp->graph, &to, &d)))
+		rc = hgc_heur_explain_graph(stdout, work, &to, &d);
+	if (rc < 0)
+		hgc_tool_print_diag(stdout, "  ", hgc_diag_text(&d));
+	hgc_graph_free(work);
+	hgc_diag_release(&d);
+	hgc_tmpl_opts_release(&to);
+	free(rules);
+	return rc;
+}
+
+/* Parse the options of `hgc explain`; the index of the first path, or -1. */
+static int explain_args(int argc, char **argv, int *threads, const char **config,
+			struct hgc_vec *paths)
+{
+	for (int i = 0; i < argc; i++) {
+		char *end;
+
+		if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
+			*threads = (int)strtol(argv[++i], &end, 10);
+			if (*end || *threads < 1) {
+				fprintf(stderr, "hgc: --threads wants a positive number, not '%s'\n", argv[i]);
+				return -1;
+			}
+		} else if (!strcmp(argv[i], "--config") && i + 1 < argc) {
+			*config = argv[++i];
+		} else if (argv[i][0] == '-') {
+			fprintf(stderr, "hgc: unknown option '%s' for explain\n", argv[i]);
+			return -1;
+		} else {
+			*(const char **)hgc_vec_push(paths) = argv[i];
+		}
+	}
+	if (!paths->len)
+		fprintf(stderr, "hgc: explain wants a file\n");
+	return paths->len ? 0 : -1;
+}
+
+/* `hgc explain [--threads N] [--config NAME] FILE|DIR...` */
+int hgc_tool_explain(int argc, char **argv)
+{
+	struct hgc_tool_session s;
+	const struct hgc_config *cfg = NULL;
+	const char *config = NULL;
+	struct hgc_vec paths;
+	int threads = 0, nbad = 0, n = 0;
+
+	for (int i = 0; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return explain_usage(stdout), HGC_EXIT_OK;
+	hgc_vec_init(&paths, sizeof(const char *));
+	if (explain_args(argc, argv, &threads, &config, &paths) < 0) {
+		explain_usage(stderr);
+		hgc_vec_release(&paths);
+		return HGC_EXIT_USAGE;
+	}
+	hgc_tool_session_init(&s);
+	hgc_tool_session_load(&s, &paths);
+	if (config && !(cfg = hgc_tool_session_config(&s, config))) {
+		fprintf(stderr, "hgc: no config named '%s' in the files given\n", config);
+		nbad++;
+	}
+	for (size_t i = 0; i < s.files.len && !nbad; i++) {
+		const struct hgc_tool_file *f = HGC_SESSION_FILE(&s, i);
+
+		if (f->failed) {
+			fputs(hgc_diag_text(&f->diag), stderr);
+			nbad++;
+		}
+		for (size_t j = 0; !f->failed && j < f->prog.specs.len; j++) {
+			if (n++)
+				putchar('\n');
+			nbad += explain_spec(HGC_PROGRAM_SPEC(&f->prog, j), cfg, threads) < 0;
+		}
+	}
+	hgc_tool_session_release(&s);
+	hgc_vec_release(&paths);
+	return nbad ? HGC_EXIT_FAIL : HGC_EXIT_OK;
 }

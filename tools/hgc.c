@@ -5,6 +5,8 @@
 
 /* templates.c: `hgc templates`, the compiled templates. */
 int hgc_tool_templates(int argc, char **argv);
+/* explain.c: `hgc explain`, the parameter search per tunable op. */
+int hgc_tool_explain(int argc, char **argv);
 
 /* A subcommand and its entry point. */
 static const struct command {
@@ -15,6 +17,7 @@ static const struct command {
 	HGC_TOOL_CMD_LIST(X)
 #undef X
 	{"templates", hgc_tool_templates},
+	{"explain", hgc_tool_explain},
 };
 
 #define NCOMMANDS ((int)(sizeof(commands) / sizeof(commands[0])))
