@@ -34,9 +34,10 @@ void hgc_tmpl_opts_release(struct hgc_tmpl_opts *o)
 	hgc_vec_release(&o->log);
 }
 
-/* Add a line to the log. */
 static void logf_(struct hgc_tmpl_opts *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* Add a line to the log. */
 static void logf_(struct hgc_tmpl_opts *o, const char *fmt, ...)
 {
 	char buf[1024];
@@ -174,6 +175,22 @@ static const char *op_text(const struct hgc_op *op, char *buf, size_t n)
 	return buf;
 }
 
+/* Log the template, parameters and write-back anchor (wb, or -1) an op took. */
+static void log_instance(struct hgc_tmpl_opts *o, const struct hgc_op *op,
+			 const struct hgc_tmpl_env *env, int wb)
+{
+	const struct hgc_tmpl *t = env->t;
+	char buf[128], params[512] = "";
+	FILE *f = fmemopen(params, sizeof(params), "w");
+
+	if (f) {
+		hgc_tmpl_print_params(f, env);
+		fclose(f);
+	}
+	logf_(o, "%s: template %s (%s), write-back %s%s", op_text(op, buf, sizeof(buf)), t->name,
+	      params, wb >= 0 ? "at anchor " : "after the nest", wb >= 0 ? t->anchors[wb].name : "");
+}
+
 /* Try template t on op: 1 instantiated, 0 does not apply (why set), -1 error. */
 static int try_template(struct hgc_lower_ctx *cx, struct hgc_tmpl_opts *o,
 			const struct hgc_tmpl *t, const struct hgc_op *op,
@@ -199,21 +216,8 @@ static int try_template(struct hgc_lower_ctx *cx, struct hgc_tmpl_opts *o,
 		return npins ? -1 : 0;
 	if (hgc_tmpl_instantiate(cx, block, &bind, &env, in, out, &inst, d) < 0)
 		return -1;
-	rc = inst.writeback;
+	log_instance(o, op, &env, inst.writeback);
 	hgc_tmpl_inst_release(&inst);
-	{
-		char buf[128], params[512];
-		FILE *f = fmemopen(params, sizeof(params), "w");
-
-		params[0] = 0;
-		if (f) {
-			hgc_tmpl_print_params(f, &env);
-			fclose(f);
-		}
-		logf_(o, "%s: template %s (%s), write-back %s%s", op_text(op, buf, sizeof(buf)),
-		      t->name, params, rc >= 0 ? "at anchor " : "after the nest",
-		      rc >= 0 ? t->anchors[rc].name : "");
-	}
 	return 1;
 }
 

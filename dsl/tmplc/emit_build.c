@@ -21,13 +21,14 @@ static void tabs(struct em *em)
 		fputc('\t', em->out);
 }
 
-/* Open and close a C block. */
+/* Open a C block. */
 static void open_(struct em *em)
 {
 	em_line(em, "{");
 	em->indent++;
 }
 
+/* Close a C block. */
 static void close_(struct em *em)
 {
 	em->indent--;
