@@ -445,7 +445,10 @@ static void test_switches(void)
 	struct hgc_pass_switches sw;
 	struct hgc_loc loc = {"cfg.hgc", 3, 8};
 	struct hgc_diag d;
-	int p, on = 0;
+	const char *pre = "cfg.hgc:3:8: error: unknown pass 'dcee' (passes: decompose, cse, dce, "
+			  "constfold, lowprec, decompose_quant, channels_last, transpose";
+	char want[1024];
+	int p, n, on = 0;
 
 	hgc_pass_switches_init(&sw);
 	for (p = 0; p < HGC_PASS_COUNT; p++)
@@ -461,10 +464,14 @@ static void test_switches(void)
 	   sw.on[HGC_PASS_CHANNELS_LAST], "pass channels_last = on");
 	is_int(hgc_pass_switches_set(&sw, "dcee", "off", &loc, &d), -1, "unknown pass");
 	is_int(hgc_pass_switches_set(&sw, "cse", "maybe", NULL, &d), -1, "bad value");
-	is_str(hgc_diag_text(&d),
-	       "cfg.hgc:3:8: error: unknown pass 'dcee' (passes: decompose, cse, dce, constfold, "
-	       "lowprec, decompose_quant, channels_last, transpose)\n"
-	       "hgc: error: pass 'cse' must be on or off, not 'maybe'\n", "their messages");
+	n = snprintf(want, sizeof(want), "cfg.hgc:3:8: error: unknown pass 'dcee' (passes: ");
+	for (p = 0; p < HGC_PASS_COUNT; p++)
+		n += snprintf(want + n, sizeof(want) - (size_t)n, "%s%s", p ? ", " : "",
+			      hgc_pass_name((enum hgc_pass)p));
+	snprintf(want + n, sizeof(want) - (size_t)n,
+		 ")\nhgc: error: pass 'cse' must be on or off, not 'maybe'\n");
+	ok(!strncmp(want, pre, strlen(pre)), "the passes in table order");
+	is_str(hgc_diag_text(&d), want, "their messages");
 	hgc_diag_release(&d);
 }
 
@@ -489,7 +496,7 @@ static void test_pipeline(void)
 {
 	struct hgc_pass_switches sw;
 	struct hgc_pass_stats st;
-	int calls[1 + HGC_PASS_COUNT] = {0};
+	int calls[1 + HGC_PASS_COUNT] = {0}, p, on;
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
@@ -505,7 +512,9 @@ static void test_pipeline(void)
 	fclose(f);
 	is_str(pt_kinds(pt.g), "ReduceMax Subtract Exp ReduceSum Divide Divide TypeCast",
 	       "SoftMax and Quantize decomposed, the dead branch gone");
-	is_int(calls[0], 11, "the hook saw eleven steps");
+	for (p = on = 0; p < HGC_PASS_COUNT; p++)
+		on += st.runs[p];
+	ok(calls[0] == on && on >= 11, "the hook saw every step (%d)", on);
 	ok(calls[1 + HGC_PASS_DCE] == 3 && st.runs[HGC_PASS_DCE] == 3 && st.runs[HGC_PASS_CSE] == 2,
 	   "dce ran three times, cse twice");
 	ok(st.changes[HGC_PASS_DECOMPOSE] == 2 && st.changes[HGC_PASS_CSE] == 5 &&

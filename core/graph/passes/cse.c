@@ -176,6 +176,15 @@ static struct hgc_tensor *canon(struct cse *c, struct hgc_tensor *t)
 	return t;
 }
 
+/* Drop the constants no op reads any more (a removal of nothing prunes tensors). */
+static void drop_orphans(struct hgc_graph *g)
+{
+	bool *none = hgc_xcalloc(g->ops.len + 1, sizeof(*none));
+
+	hgc_graph_remove_ops(g, none);
+	free(none);
+}
+
 /* Eliminate common subexpressions; the number of ops and constants merged. */
 int hgc_pass_cse(struct hgc_graph *g, const struct hgc_pass_switches *sw, struct hgc_diag *d)
 {
@@ -208,6 +217,8 @@ int hgc_pass_cse(struct hgc_graph *g, const struct hgc_pass_switches *sw, struct
 		HGC_GRAPH_OUTPUT(g, i) = canon(&c, HGC_GRAPH_OUTPUT(g, i));
 	hgc_pb_init(&b, g, d);
 	r = hgc_pb_finish(&b, dead, n);
+	if (!r && c.merged)
+		drop_orphans(g);
 	table_release(&c.consts);
 	table_release(&c.ops);
 	free(c.fwd);

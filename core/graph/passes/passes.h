@@ -80,7 +80,8 @@ int hgc_pass_switches_set(struct hgc_pass_switches *sw, const char *name, const 
 			  const struct hgc_loc *loc, struct hgc_diag *d);
 /*
  * Run the pipeline on g in place (sw NULL: the defaults).  The graph is
- * checked after every pass; -1 with d set if a pass fails or breaks it.
+ * checked after every pass that changed it; -1 with d set if a pass fails
+ * or breaks it.
  */
 int hgc_graph_passes_run(struct hgc_graph *g, const struct hgc_pass_switches *sw,
 			 struct hgc_diag *d);

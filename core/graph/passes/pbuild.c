@@ -223,12 +223,17 @@ bool hgc_pb_perm_identity(const int *perm, int n)
 /* Remove the ops marked among the first n, put the rest in order, report failures. */
 int hgc_pb_finish(struct hgc_pb *b, const bool *dead, size_t n)
 {
-	size_t len = b->g->ops.len;
-	bool *all = hgc_xcalloc(len + 1, sizeof(*all));
+	size_t len = b->g->ops.len, i;
+	bool *all, any = len > n;
 	int r;
 
 	if (n > len)
 		hgc_bug("pb_finish: %zu marks for %zu ops", n, len);
+	for (i = 0; i < n && !any; i++)
+		any = dead[i];
+	if (!any && !b->failed)
+		return 0;
+	all = hgc_xcalloc(len + 1, sizeof(*all));
 	if (n)
 		memcpy(all, dead, n * sizeof(*all));
 	hgc_graph_remove_ops(b->g, all);

@@ -81,7 +81,7 @@ struct run {
 	int failed;
 };
 
-/* Run pass p if it is on (and nothing failed yet); check the graph; dump and count. */
+/* Run pass p if it is on (and nothing failed yet); check what it changed; dump and count. */
 static void step(struct run *r, enum hgc_pass p)
 {
 	const struct hgc_pass_switches *sw = r->sw;
@@ -91,7 +91,7 @@ static void step(struct run *r, enum hgc_pass p)
 	if (r->failed || !sw->on[p])
 		return;
 	changes = passes[p].fn(r->g, sw, r->d);
-	if (changes < 0 || hgc_graph_check(r->g, r->d)) {
+	if (changes < 0 || (changes > 0 && hgc_graph_check(r->g, r->d))) {
 		hgc_note(r->d, NULL, "in graph pass '%s'", passes[p].name);
 		r->failed = 1;
 		return;
