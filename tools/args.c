@@ -30,7 +30,7 @@
 	  "write c (the C source) and/or obj (an object file and its C header)")          \
 	X(OUTPUT, "output", 1, "PATH", HGC_CMD_COMPILE,                                  \
 	  "where --emit writes (also -o PATH); default: stdout, SPEC.o and SPEC.h")       \
-	X(HELP, "help", 0, "", HGC_CMD_RUN | HGC_CMD_CHECK | HGC_CMD_COMPILE,            \
+	X(HELP, "help", 0, "", HGC_CMD_RUN | HGC_CMD_CHECK | HGC_CMD_COMPILE | HGC_CMD_TEMPLATES, \
 	  "print this help and exit")
 
 enum opt_id {

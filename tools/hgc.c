@@ -3,8 +3,6 @@
 
 #include <string.h>
 
-/* templates.c: `hgc templates`, the compiled templates. */
-int hgc_tool_templates(int argc, char **argv);
 /* explain.c: `hgc explain`, the parameter search per tunable op. */
 int hgc_tool_explain(int argc, char **argv);
 
@@ -16,7 +14,6 @@ static const struct command {
 #define X(n, e, a, s) {#n, hgc_tool_##n},
 	HGC_TOOL_CMD_LIST(X)
 #undef X
-	{"templates", hgc_tool_templates},
 	{"explain", hgc_tool_explain},
 };
 

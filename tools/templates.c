@@ -11,8 +11,6 @@
 
 #include "core/lower/tmpl.h"
 
-int hgc_tool_templates(int argc, char **argv);
-
 /* The usage of the subcommand. */
 static void usage(FILE *f)
 {

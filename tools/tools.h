@@ -30,6 +30,7 @@ enum {
 	HGC_CMD_RUN = 1 << 0,
 	HGC_CMD_CHECK = 1 << 1,
 	HGC_CMD_COMPILE = 1 << 2,
+	HGC_CMD_TEMPLATES = 1 << 3,
 };
 
 /*
@@ -39,7 +40,8 @@ enum {
 #define HGC_TOOL_CMD_LIST(X)                                                          \
 	X(run, RUN, "FILE|DIR...", "run specs and check them against the reference interpreter") \
 	X(check, CHECK, "FILE|DIR...", "the same, as one TAP stream for prove")             \
-	X(compile, COMPILE, "FILE...", "print the Graph IR (and later stages) of each spec")
+	X(compile, COMPILE, "FILE...", "print the Graph IR (and later stages) of each spec") \
+	X(templates, TEMPLATES, "[NAME...]", "list the compiled templates: op, parameters, anchors")
 
 /* What `hgc compile --emit` writes. */
 enum {
@@ -173,9 +175,10 @@ void hgc_tool_explain_result(FILE *f, const struct hgc_spec *sp,
 			     const struct hgc_tool_result *r);
 double hgc_tool_graph_flops(const struct hgc_graph *g);
 
-/* run.c, check.c, compile.c: the subcommands, with argv after the command name. */
+/* run.c, check.c, compile.c, templates.c: the subcommands, with argv after the command name. */
 int hgc_tool_run(int argc, char **argv);
 int hgc_tool_check(int argc, char **argv);
 int hgc_tool_compile(int argc, char **argv);
+int hgc_tool_templates(int argc, char **argv);
 
 #endif
