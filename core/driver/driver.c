@@ -10,6 +10,7 @@
  * does the pipeline run.  Every failure on the way is a diagnostic.
  */
 #include "driver_int.h"
+#include "../lower/fused.h"
 #include "../graph/passes/passes.h"
 
 #include <omp.h>
@@ -55,15 +56,19 @@ static struct hgc_tir_module *lower(const struct hgc_graph *g, const struct hgc_
 	struct hgc_lower_opts lo = { .serial = o->serial, .parallel_min = o->parallel_min,
 				     .lower_tunable = hgc_tmpl_lower_tunable, .user = &to };
 	struct hgc_tir_module *m = NULL;
+	struct hgc_fusion fu = {0};
 
 	hgc_tmpl_opts_init(&to);
 	to.threads = o->threads > 0 ? o->threads : omp_get_max_threads();
 	to.rules = o->rules;
 	to.nrules = o->nrules;
+	if (!hgc_fused_pass_off(o->rules, o->nrules, "fuse"))
+		hgc_fusion_plan(g, &fu);
 	if (hgc_tmpl_check_rules(o->rules, o->nrules, d) == 0)
-		m = hgc_lower_graph(g, &lo, d);
+		m = hgc_fused_lower_graph(g, &lo, &to, &fu, d);
 	if (m && plan)
 		*plan = plan_text(&to);
+	hgc_fusion_release(&fu);
 	hgc_tmpl_opts_release(&to);
 	return m;
 }

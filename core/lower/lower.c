@@ -290,6 +290,8 @@ static int lower_one(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct h
 	const struct hgc_tensor *t = op->out[0];
 	int i, r;
 
+	if (cx->opts->skip && cx->opts->skip(cx, op))
+		return 0;
 	if (op->nin > 64 || op->nout != 1)
 		return hgc_op_error(op, d, "cannot lower an op with %d inputs and %d outputs",
 				    op->nin, op->nout);

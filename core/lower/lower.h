@@ -77,6 +77,9 @@ struct hgc_lower_opts {
 			     struct hgc_tir_stmt *block, struct hgc_lower_view *const *in,
 			     struct hgc_lower_view *out, struct hgc_diag *d);
 	void *user;			/* for lower_tunable */
+	/* When set, hgc_lower_graph leaves out the ops it returns true for (a
+	   fused op's hook lowered them already, at an anchor). */
+	bool (*skip)(struct hgc_lower_ctx *cx, const struct hgc_op *op);
 };
 
 /* What a lowering builds into and how. */

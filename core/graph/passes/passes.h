@@ -39,7 +39,9 @@
 	X(CHANNELS_LAST, "channels_last", false, hgc_pass_channels_last,                   \
 	  "run NCX convolutions and pools as NXC between transposes")                      \
 	X(TRANSPOSE, "transpose", true, hgc_pass_transpose,                                \
-	  "push transposes down, remove inverse pairs, identities and plain copies")
+	  "push transposes down, remove inverse pairs, identities and plain copies")       \
+	X(FUSE, "fuse", true, hgc_pass_fuse,                                               \
+	  "fine-grained fusion: post-ops at the template's anchors (planned at lowering)")
 
 enum hgc_pass {
 #define X(e, n, on, f, what) HGC_PASS_##e,
@@ -113,5 +115,8 @@ int hgc_pass_channels_last(struct hgc_graph *g, const struct hgc_pass_switches *
 			   struct hgc_diag *d);
 int hgc_pass_transpose(struct hgc_graph *g, const struct hgc_pass_switches *sw,
 		       struct hgc_diag *d);
+
+/* fuse.c (the plan itself: ../fused.h) */
+int hgc_pass_fuse(struct hgc_graph *g, const struct hgc_pass_switches *sw, struct hgc_diag *d);
 
 #endif

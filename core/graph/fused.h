@@ -1,0 +1,47 @@
+/*
+ * fused.h: fused ops, as fine-grained fusion (core/graph/passes/fuse.c)
+ * plans them.  A fused op is not a new op kind: the graph is left as it is,
+ * and a plan beside it names, for each fused op, its anchor op (a tunable
+ * op: MatMul) and its member fusible ops (elementwise and broadcast binary
+ * ops that consume the anchor's result or another member's), in graph
+ * order.  The lowering (core/lower/fused.c) instantiates the anchor op's
+ * template and lowers every member at a template anchor on the anchor's
+ * slice; hgc_lower_graph then skips the members.  See docs/fusion.md.
+ */
+#ifndef HGC_FUSED_H
+#define HGC_FUSED_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "graph.h"
+
+#define HGC_FUSE_MAX_MEMBERS 16	/* fusible ops of one fused op */
+#define HGC_FUSE_MAX_EXTRA 4	/* inputs from outside the fused op, besides the anchor's */
+
+/* One fused op: a tunable op and the fusible ops after it. */
+struct hgc_fused_op {
+	const struct hgc_op *anchor;	/* the tunable op */
+	int nmembers;
+	const struct hgc_op *member[HGC_FUSE_MAX_MEMBERS];	/* in graph order */
+	int nextra;			/* tensors from outside that members read */
+};
+
+/* The plan: every fused op of a graph. */
+struct hgc_fusion {
+	int n;
+	struct hgc_fused_op *ops;	/* malloc'ed */
+};
+
+/* fuse.c */
+/* Plan fine-grained fusion of g into f (release it with hgc_fusion_release). */
+void hgc_fusion_plan(const struct hgc_graph *g, struct hgc_fusion *f);
+void hgc_fusion_release(struct hgc_fusion *f);
+/* The fused op whose anchor is op, or NULL. */
+const struct hgc_fused_op *hgc_fusion_of(const struct hgc_fusion *f, const struct hgc_op *op);
+/* Whether op is a member of some fused op. */
+bool hgc_fusion_is_member(const struct hgc_fusion *f, const struct hgc_op *op);
+/* Print the plan: a line per fused op with its members. */
+void hgc_fusion_print(FILE *out, const struct hgc_fusion *f);
+
+#endif

@@ -1,0 +1,433 @@
+/*
+ * fused.c: a fused op into Tensor IR.  The anchor op (MatMul) takes its
+ * template as hgc_tmpl_lower_tunable would (a `use` rule, else the first
+ * that applies; pins; the default choice); the instantiation writes the
+ * result back at its innermost post-op anchor.  Each post-op anchor that
+ * encloses the write-back and whose slice is a box of the result lying
+ * inside it (its working set times its calls is the result's size) is a
+ * candidate; the members go to the cheapest (see anchor_cost), each as
+ * hgc_lower_op over slices of its operands, in graph order.  Without a
+ * template or a candidate they follow the op over whole tensors.
+ */
+#include "fused.h"
+#include "lower_int.h"
+
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define CALL_COST 64		/* an anchor invocation, in element accesses */
+#define L1_BYTES 32768		/* the data a slice may touch and stay in L1 */
+
+/* The lowering state: the plan and the template options. */
+struct fstate {
+	const struct hgc_fusion *f;
+	struct hgc_tmpl_opts *o;
+	struct hgc_lower_opts plain;	/* the options hgc_tmpl_lower_tunable expects */
+};
+
+/* A box of the result: start and extent per canonical dim. */
+struct box {
+	int n;
+	struct hgc_tir_expr *start[HGC_MAX_DIMS];
+	int64_t ext[HGC_MAX_DIMS];
+};
+
+/* Whether the rules switch pass name off. */
+bool hgc_fused_pass_off(const struct hgc_tmpl_rule *r, int n, const char *name)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(r[i].kind, "pass") && !strcmp(r[i].key, name))
+			return !strcmp(r[i].value, "off");
+	return false;
+}
+
+/* Add a line to the template log. */
+static void log_line(struct hgc_tmpl_opts *o, const char *text)
+{
+	*(char **)hgc_vec_push(&o->log) = strdup(text);
+}
+
+/* The pins of t among the rules. */
+static int pins_of(const struct hgc_tmpl_opts *o, const struct hgc_tmpl *t,
+		   struct hgc_tmpl_pin *pins, int cap)
+{
+	size_t len = strlen(t->name);
+	char *end;
+	int i, n = 0;
+
+	for (i = 0; i < o->nrules && n < cap; i++) {
+		const struct hgc_tmpl_rule *r = &o->rules[i];
+
+		if (strcmp(r->kind, "pin") || strncmp(r->key, t->name, len) || r->key[len] != '.')
+			continue;
+		pins[n].sym = hgc_tmpl_sym(t, r->key + len + 1);
+		pins[n].rule = r;
+		pins[n].value = strtoll(r->value, &end, 10);
+		if (pins[n].sym >= 0 && end != r->value && !*end)
+			n++;
+	}
+	return n;
+}
+
+/* The template a `use` rule names for op, or NULL. */
+static const struct hgc_tmpl *used(const struct hgc_tmpl_opts *o, const struct hgc_op *op)
+{
+	int i;
+
+	for (i = 0; i < o->nrules; i++)
+		if (!strcmp(o->rules[i].kind, "use") &&
+		    !strcasecmp(o->rules[i].key, hgc_op_table[op->kind].name))
+			return hgc_tmpl_find(o->rules[i].value);
+	return NULL;
+}
+
+/* Bind and choose template t for op: 1, 0 (does not apply), -1 (a pin fails). */
+static int choose(struct hgc_tmpl_opts *o, const struct hgc_tmpl *t, const struct hgc_op *op,
+		  struct hgc_tmpl_bind *bind, struct hgc_tmpl_env *env, struct hgc_diag *d)
+{
+	struct hgc_tmpl_pin pins[32];
+	int threads = o->threads > 0 ? o->threads : omp_get_max_threads(), npins, rc;
+	struct hgc_diag tmp;
+
+	if (!t || t->op != op->kind || hgc_tmpl_bind(t, op, threads, bind) < 0)
+		return 0;
+	npins = pins_of(o, t, pins, 32);
+	hgc_diag_init(&tmp);
+	rc = hgc_tmpl_choose(bind, pins, npins, env, npins ? d : &tmp);
+	hgc_diag_release(&tmp);
+	return rc < 0 ? (npins ? -1 : 0) : 1;
+}
+
+/* The canonical box that slice s of the result's buffer (layout l) covers;
+   false when it is not a box (a padded dim, a partial inner block). */
+static bool slice_box(struct hgc_tir_module *m, const struct hgc_tmpl_layout *l,
+		      const struct hgc_tmpl_slice *s, int rank, struct box *bx)
+{
+	const struct hgc_tmpl_ldim *p;
+	struct hgc_tir_expr *x;
+	int j, dim;
+
+	bx->n = rank;
+	for (dim = 0; dim < rank; dim++)
+		bx->start[dim] = NULL, bx->ext[dim] = 1;
+	for (j = 0; j < s->n && j < l->nphys; j++) {
+		p = &l->phys[j];
+		if (p->kind == HGC_TMPL_PAD || p->kind == HGC_TMPL_PACK || p->dim >= rank ||
+		    (s->range[j] && s->step[j] != 1))
+			return false;
+		if (p->kind == HGC_TMPL_INNER && (!s->range[j] || s->len[j] != p->extent ||
+						  p->block != p->extent))
+			return false;
+		if (p->kind == HGC_TMPL_INNER)
+			continue;
+		x = hgc_tir_expr_copy(m, s->start[j]);
+		if (p->kind == HGC_TMPL_OUTER)
+			x = hgc_tir_mul(m, x, hgc_tir_idx(m, p->block));
+		bx->start[p->dim] = x;
+		bx->ext[p->dim] = (s->range[j] ? s->len[j] : 1) *
+				  (p->kind == HGC_TMPL_OUTER ? p->block : 1);
+	}
+	return true;
+}
+
+/* Whether the output map of the binding is the identity (graph dims = canonical). */
+static bool identity_map(const struct hgc_tmpl_bind *bind)
+{
+	const struct hgc_tmpl_map *mp = &bind->map[bind->t->ninputs];
+	int d;
+
+	if (mp->n != bind->t->operand_rank[bind->t->ninputs])
+		return false;
+	for (d = 0; d < mp->n; d++)
+		if (mp->d[d].c != d || mp->d[d].div > 1 || mp->d[d].mod)
+			return false;
+	return true;
+}
+
+/* Whether s is, or holds, the statement x. */
+static bool holds(const struct hgc_tir_stmt *s, const struct hgc_tir_stmt *x)
+{
+	int i;
+
+	if (!s)
+		return false;
+	if (s == x)
+		return true;
+	switch (s->kind) {
+	case HGC_TIR_S_BLOCK:
+		for (i = 0; i < s->u.block.n; i++)
+			if (holds(s->u.block.stmts[i], x))
+				return true;
+		return false;
+	case HGC_TIR_S_FOR:
+		return holds(s->u.loop.body, x);
+	case HGC_TIR_S_PFOR:
+		return holds(s->u.pfor.body, x);
+	case HGC_TIR_S_IF:
+		return holds(s->u.cond.then, x) || holds(s->u.cond.els, x);
+	default:
+		return false;
+	}
+}
+
+/* Whether anchor point a is still in the nest and comes after the write-back
+   point w in a block enclosing it. */
+static bool after(const struct hgc_tmpl_point *a, const struct hgc_tmpl_point *w)
+{
+	const struct hgc_tir_stmt *par = a->parent;
+	int i, k;
+
+	if (a == w)
+		return true;
+	if (!par || par->kind != HGC_TIR_S_BLOCK)
+		return false;
+	for (i = 0; i < par->u.block.n && par->u.block.stmts[i] != a->block; i++)
+		;
+	if (i == par->u.block.n)	/* dropped by the instantiation: nothing went there */
+		return false;
+	for (k = 0; k < i; k++)
+		if (holds(par->u.block.stmts[k], w->block))
+			return true;
+	return false;
+}
+
+/* The cost of running the members at anchor i: a call overhead per
+   invocation, plus a reload of the slice when the nt tensors it touches
+   there do not fit in L1. */
+static int64_t anchor_cost(struct hgc_tmpl_env *e, int i, int nt, int64_t *ws, int64_t *calls)
+{
+	*ws = e->t->cost(e, i, HGC_TMPL_COST_WORKING_SET);
+	*calls = e->t->cost(e, i, HGC_TMPL_COST_CALLS);
+	return *calls * CALL_COST + (*ws * 4 * nt > L1_BYTES ? *ws * *calls : 0);
+}
+
+/* The view of graph tensor t for a member: a slice on box bx (broadcast
+   dims of size 1 stay whole), or the whole view without a box. */
+static struct hgc_lower_view member_view(struct hgc_lower_ctx *cx, const struct hgc_tensor *t,
+					 const struct box *bx)
+{
+	struct hgc_tir_expr *st[HGC_MAX_DIMS];
+	int64_t ext[HGC_MAX_DIMS];
+	int i, k;
+
+	if (!bx)
+		return cx->views[t->id];
+	k = bx->n - t->ndims;
+	for (i = 0; i < t->ndims; i++) {
+		st[i] = t->dims[i] == 1 ? NULL : bx->start[i + k];
+		ext[i] = t->dims[i] == 1 ? 1 : bx->ext[i + k];
+	}
+	return hgc_lower_view_slice(cx->m, &cx->views[t->id], st, ext);
+}
+
+/* A view for graph tensor t: computed already, or a constant embedded now. */
+static int ensure_view(struct hgc_lower_ctx *cx, const struct hgc_tensor *t, bool define,
+		       struct hgc_diag *d)
+{
+	struct hgc_tir_tensor *tt;
+	int64_t dims[HGC_MAX_DIMS] = {1};
+	int n = t->ndims ? t->ndims : 1;
+	const char *name;
+
+	if (cx->have[t->id])
+		return 0;
+	if (t->ndims)
+		memcpy(dims, t->dims, (size_t)n * sizeof(*dims));
+	name = t->name && *t->name ? t->name : hgc_arena_printf(&cx->m->arena, "f%d", t->id);
+	if (define) {
+		tt = hgc_tir_tensor_newc(cx->m, name, hgc_lower_type(t->dtype), HGC_TIR_LOCAL, n,
+					 dims);
+		hgc_tir_def_tensor(cx->m, cx->f->body, tt);
+	} else if (!t->producer && t->data) {
+		tt = hgc_tir_module_add_const(cx->m, name, hgc_lower_type(t->dtype), n, dims,
+					      t->data);
+	} else {
+		return hgc_error(d, NULL, "fusion: tensor %%%d is used before it is computed",
+				 t->id);
+	}
+	cx->views[t->id] = t->ndims ? hgc_lower_view_plain(tt) : hgc_lower_view_scalar(tt);
+	cx->have[t->id] = true;
+	return 0;
+}
+
+/* Views for every member's inputs and outputs, before the nest is built. */
+static int prepare(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo, struct hgc_diag *d)
+{
+	int i, j;
+
+	for (i = 0; i < fo->nmembers; i++) {
+		for (j = 0; j < fo->member[i]->nin; j++)
+			if (ensure_view(cx, fo->member[i]->in[j], false, d))
+				return -1;
+		if (ensure_view(cx, fo->member[i]->out[0], true, d))
+			return -1;
+	}
+	return 0;
+}
+
+/* Lower the members into block, on box bx (or whole tensors). */
+static int lower_members(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
+			 struct hgc_tir_stmt *block, const struct box *bx, struct hgc_diag *d)
+{
+	struct hgc_lower_view v[HGC_FUSE_MAX_EXTRA + 4], *in[HGC_FUSE_MAX_EXTRA + 4], out;
+	const struct hgc_op *op;
+	int i, j;
+
+	for (i = 0; i < fo->nmembers; i++) {
+		op = fo->member[i];
+		if (op->nin > HGC_FUSE_MAX_EXTRA + 4)
+			return hgc_op_error(op, d, "fusion: too many inputs");
+		for (j = 0; j < op->nin; j++) {
+			v[j] = member_view(cx, op->in[j], bx);
+			in[j] = &v[j];
+		}
+		out = member_view(cx, op->out[0], bx);
+		if (hgc_lower_op(cx, op, block, in, &out, d))
+			return -1;
+	}
+	return 0;
+}
+
+/* The candidate anchor for the members, its box in bx, and the log text of
+   every candidate; -1 when none fits (the members then follow the nest). */
+static int pick(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
+		const struct hgc_tmpl_bind *bind, struct hgc_tmpl_inst *inst, struct box *bx,
+		FILE *log)
+{
+	const struct hgc_tmpl *t = bind->t;
+	int r = t->ninputs, rank = t->operand_rank[r], i, best = -1, nt = 1 + fo->nmembers;
+	int64_t numel = 1, ws, calls, cost, bcost = 0;
+	struct hgc_tmpl_layout l;
+	struct box cand;
+
+	for (i = 0; i < rank; i++)
+		numel *= bind->dims[r][i];
+	t->layout(&inst->env, r, &l);
+	if (inst->writeback < 0 || !identity_map(bind))
+		return -1;
+	for (i = 0; i < t->nanchors; i++) {
+		const struct hgc_tmpl_anchor *a = &t->anchors[i];
+
+		if (!a->post || a->operand != r || !inst->points[i].block)
+			continue;
+		cost = anchor_cost(&inst->env, i, nt, &ws, &calls);
+		fprintf(log, " %s(ws=%lld calls=%lld", a->name, (long long)ws, (long long)calls);
+		if (!after(&inst->points[i], &inst->points[inst->writeback]))
+			fprintf(log, ": not in the nest after the write-back)");
+		else if (ws * calls != numel ||
+			 !slice_box(cx->m, &l, &inst->points[i].slice, rank, &cand))
+			fprintf(log, ": not a box inside the result)");
+		else {
+			fprintf(log, " cost=%lld)", (long long)cost);
+			if (best < 0 || cost < bcost)
+				best = i, bcost = cost, *bx = cand;
+		}
+	}
+	return best;
+}
+
+/* Lower fused op fo: the template's nest with the members at an anchor. */
+static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct hgc_fused_op *fo,
+		       struct hgc_tir_stmt *block, struct hgc_lower_view *const *in,
+		       struct hgc_lower_view *out, struct hgc_diag *d)
+{
+	const struct hgc_tmpl *t = used(st->o, fo->anchor);
+	struct hgc_tmpl_bind bind;
+	struct hgc_tmpl_env env;
+	struct hgc_tmpl_inst inst;
+	int i, rc = 0, at = -1;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *log;
+	struct box bx;
+	bool saved = cx->in_parallel;
+
+	if (prepare(cx, fo, d))
+		return -1;
+	if (!st->o->off) {
+		for (i = 0; !rc && (t ? i < 1 : !!hgc_tmpl_registry[i]); i++)
+			rc = choose(st->o, t ? t : hgc_tmpl_registry[i], fo->anchor, &bind, &env, d);
+	}
+	if (rc < 0)
+		return -1;
+	if (!rc) {	/* naive loops, members after them */
+		if (hgc_lower_op(cx, fo->anchor, block, in, out, d))
+			return -1;
+		log_line(st->o, "fused op: no template; the post-ops follow the naive loops");
+		return lower_members(cx, fo, block, NULL, d) ? -1 : 1;
+	}
+	if (hgc_tmpl_instantiate(cx, block, &bind, &env, in, out, &inst, d) < 0)
+		return -1;
+	if (!(log = open_memstream(&text, &len)))
+		hgc_bug("open_memstream: out of memory");
+	fprintf(log, "fused op: %s %s (", hgc_op_table[fo->anchor->kind].name,
+		fo->anchor->out[0]->name ? fo->anchor->out[0]->name : "");
+	hgc_tmpl_print_params(log, &inst.env);
+	fprintf(log, "), write-back at %s; candidates:",
+		inst.writeback >= 0 ? bind.t->anchors[inst.writeback].name : "the end");
+	at = pick(cx, fo, &bind, &inst, &bx, log);
+	fprintf(log, "; post-ops at %s:", at >= 0 ? bind.t->anchors[at].name : "the end");
+	for (i = 0; i < fo->nmembers; i++)
+		fprintf(log, " %s", hgc_op_table[fo->member[i]->kind].name);
+	fclose(log);
+	log_line(st->o, text);
+	free(text);
+	if (at >= 0) {
+		cx->in_parallel = saved || inst.points[at].in_parallel;
+		rc = lower_members(cx, fo, inst.points[at].block, &bx, d);
+		cx->in_parallel = saved;
+	} else {
+		rc = lower_members(cx, fo, block, NULL, d);
+	}
+	hgc_tmpl_inst_release(&inst);
+	return rc ? -1 : 1;
+}
+
+/* hgc_lower_opts.lower_tunable: fused ops here, other ops to the templates. */
+static int hook(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct hgc_tir_stmt *block,
+		struct hgc_lower_view *const *in, struct hgc_lower_view *out, struct hgc_diag *d)
+{
+	struct fstate *st = cx->opts->user;
+	const struct hgc_lower_opts *saved = cx->opts;
+	const struct hgc_fused_op *fo = st->f ? hgc_fusion_of(st->f, op) : NULL;
+	int rc;
+
+	if (fo)
+		return lower_fused(cx, st, fo, block, in, out, d);
+	cx->opts = &st->plain;
+	rc = hgc_tmpl_lower_tunable(cx, op, block, in, out, d);
+	cx->opts = saved;
+	return rc;
+}
+
+/* hgc_lower_opts.skip: the members, which their fused op lowered. */
+static bool skip(struct hgc_lower_ctx *cx, const struct hgc_op *op)
+{
+	const struct fstate *st = cx->opts->user;
+
+	return st->f && hgc_fusion_is_member(st->f, op);
+}
+
+/* The graph with templates and fusion. */
+struct hgc_tir_module *hgc_fused_lower_graph(const struct hgc_graph *g,
+					     const struct hgc_lower_opts *base,
+					     struct hgc_tmpl_opts *o, const struct hgc_fusion *f,
+					     struct hgc_diag *d)
+{
+	struct hgc_lower_opts lo = *base;
+	struct fstate st = { .f = f, .o = o, .plain = *base };
+
+	if (hgc_tmpl_check_rules(o->rules, o->nrules, d) < 0)
+		return NULL;
+	st.plain.lower_tunable = hgc_tmpl_lower_tunable;
+	st.plain.user = o;
+	st.plain.skip = NULL;
+	lo.lower_tunable = hook;
+	lo.user = &st;
+	lo.skip = skip;
+	return hgc_lower_graph(g, &lo, d);
+}
