@@ -66,6 +66,13 @@ static void test_uses(void)
 	small_graph(&x, &w);
 	r = HGC_GRAPH_OP(pt.g, 0)->out[0];
 	e = HGC_GRAPH_OP(pt.g, 1)->out[0];
+	ok(hgc_graph_is_output(pt.g, e) && !hgc_graph_is_output(pt.g, r), "is_output");
+	w->data = &u;
+	ok(hgc_tensor_is_known(pt.g, w) && !hgc_tensor_is_known(pt.g, x),
+	   "a constant with data is known");
+	x->data = &u;
+	ok(!hgc_tensor_is_known(pt.g, x), "a variable with data is not");
+	w->data = x->data = NULL;
 	hgc_graph_uses_init(&u, pt.g);
 	is_int(hgc_graph_uses_count(&u, x), 1, "x has one reader");
 	is_int(hgc_graph_uses_count(&u, e), 1, "an output counts as a use");

@@ -47,9 +47,11 @@ static void table_release(struct table *t)
 	free(t->hash);
 }
 
+/* Equality of two entries. */
+typedef bool entry_eq(const void *, const void *);
+
 /* The entry equal to key (by eq) with hash h, or NULL after inserting key. */
-static void *table_intern(struct table *t, uint64_t h, void *key, bool (*eq)(const void *,
-									      const void *))
+static void *table_intern(struct table *t, uint64_t h, void *key, entry_eq *eq)
 {
 	size_t i = (size_t)h & (t->cap - 1);
 

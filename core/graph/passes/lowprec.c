@@ -68,7 +68,7 @@ static double zp_at(const struct deq *dq, int i)
 	return nz ? (double)zps[dq->axis < 0 ? 0 : i] : 0;
 }
 
-/* A constant along the output channel: [n] values f(i), or a 0-d one when per tensor. */
+/* v[0..n) as a constant along axis of a rank-r result ([n, 1, ...]), 0-d when per tensor. */
 static struct hgc_tensor *channel_const(struct hgc_pb *b, enum hgc_dtype dt, int n, int axis,
 					int rank, const double *v)
 {
