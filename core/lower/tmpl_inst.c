@@ -156,15 +156,80 @@ static void zero_fill(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
 	hgc_tir_eval(cx->m, block, hgc_tir_intrin(cx->m, HGC_TIR_I_FILL, 3, args));
 }
 
-/* A buffer for operand i in its layout: packed from the graph for an input. */
+/* The module's init function, made on first use with the entry's parameters;
+   NULL when the entry has a scalar parameter (init could not take them). */
+static struct hgc_tir_func *init_func(struct hgc_lower_ctx *cx)
+{
+	struct hgc_tir_func *f;
+	int i;
+
+	if (cx->m->init)
+		return cx->m->init;
+	for (i = 0; i < cx->f->nparams; i++)
+		if (!cx->f->params[i].tensor)
+			return NULL;
+	f = hgc_tir_func_new(cx->m, "init", hgc_tir_ty(HGC_TIR_VOID));
+	for (i = 0; i < cx->f->nparams; i++)
+		hgc_tir_func_add_tensor_param(f, cx->f->params[i].tensor);
+	cx->m->init = f;
+	return f;
+}
+
+/*
+ * Where input i is packed: the init function for a constant (a constant
+ * graph input or embedded data, read straight from the entry's parameters or
+ * the module's constants, outside any parallel loop); else NULL: the nest's
+ * block, on every run.
+ */
+static struct hgc_tir_func *pack_once(struct hgc_tmpl_build *b, const struct hgc_tmpl_bind *bind,
+				      int i, struct hgc_lower_view *const *in)
+{
+	const struct hgc_tensor *t;
+	const struct hgc_tir_tensor *src;
+
+	if (i >= b->t->ninputs || !bind->op || i >= bind->op->nin || b->outer_parallel ||
+	    !b->cx->f || b->cx->f != b->m->entry || !(src = in[i]->tensor))
+		return NULL;
+	t = bind->op->in[i];
+	if (t->producer || (t->prop != HGC_PROP_CONSTANT && !t->data))
+		return NULL;
+	if (src->scope != HGC_TIR_CONST && !(src->scope == HGC_TIR_GLOBAL && src->is_param))
+		return NULL;
+	return init_func(b->cx);
+}
+
+/* Pack input i from its graph view into b->buf[i] in block. */
+static int pack_input(struct hgc_tmpl_build *b, struct hgc_lower_ctx *cx,
+		      struct hgc_tir_stmt *block, const struct hgc_tmpl_bind *bind, int i,
+		      struct hgc_lower_view *const *in, struct hgc_diag *d)
+{
+	const struct hgc_tmpl_layout *l = &b->layout[i];
+	struct graph_acc acc = {&bind->map[i], in[i]};
+	struct hgc_lower_view src, dst;
+	int64_t phys, logical;
+	int rank = b->t->operand_rank[i];
+
+	sizes(l, rank, bind->dims[i], &phys, &logical);
+	if (phys > logical)
+		zero_fill(cx, block, b->buf[i], phys);
+	src = hgc_lower_view_custom(in[i]->tensor, in[i]->dtype, rank, bind->dims[i], graph_load,
+				    graph_store, &acc);
+	dst = hgc_lower_view_custom(b->buf[i], b->dtype[i], rank, bind->dims[i], buf_load,
+				    buf_store, (void *)l);
+	return hgc_lower_copy(cx, block, &src, &dst, d);
+}
+
+/* A buffer for operand i in its layout: packed from the graph for an input,
+   once by the init function into a module constant for a constant input. */
 static int operand_buffer(struct hgc_tmpl_build *b, const struct hgc_tmpl_bind *bind, int i,
 			  struct hgc_lower_view *const *in, struct hgc_diag *d)
 {
 	const struct hgc_tmpl_layout *l = &b->layout[i];
-	int64_t dims[HGC_TMPL_MAX_PHYS], phys, logical;
-	struct hgc_lower_view src, dst;
-	struct graph_acc acc = {&bind->map[i], i < b->t->ninputs ? in[i] : NULL};
-	int j, rank = b->t->operand_rank[i];
+	struct hgc_tir_type ty = hgc_lower_type(b->dtype[i]);
+	int64_t dims[HGC_TMPL_MAX_PHYS];
+	struct hgc_tir_func *init;
+	struct hgc_lower_ctx icx;
+	int j;
 
 	for (j = 0; j < l->nphys; j++) {
 		dims[j] = l->phys[j].extent;
@@ -172,19 +237,20 @@ static int operand_buffer(struct hgc_tmpl_build *b, const struct hgc_tmpl_bind *
 			return hgc_error(d, NULL, "template %s: dim %d of the layout of %s is %lld",
 					 b->t->name, j, b->t->operand_names[i], (long long)dims[j]);
 	}
-	b->buf[i] = hgc_tir_tensor_newc(b->m, b->t->operand_names[i], hgc_lower_type(b->dtype[i]),
-					HGC_TIR_LOCAL, l->nphys, dims);
+	if ((init = pack_once(b, bind, i, in))) {
+		b->buf[i] = hgc_tir_module_add_const(b->m, b->t->operand_names[i], ty, l->nphys, dims,
+						     NULL);
+		icx = *b->cx;
+		icx.f = init;
+		icx.in_parallel = false;
+		return pack_input(b, &icx, hgc_tir_block(b->m, init->body), bind, i, in, d);
+	}
+	b->buf[i] = hgc_tir_tensor_newc(b->m, b->t->operand_names[i], ty, HGC_TIR_LOCAL, l->nphys,
+					dims);
 	hgc_tir_def_tensor(b->m, b->block, b->buf[i]);
 	if (i == b->t->ninputs)
 		return 0;
-	sizes(l, rank, bind->dims[i], &phys, &logical);
-	if (phys > logical)
-		zero_fill(b->cx, b->block, b->buf[i], phys);
-	src = hgc_lower_view_custom(in[i]->tensor, in[i]->dtype, rank, bind->dims[i], graph_load,
-				    graph_store, &acc);
-	dst = hgc_lower_view_custom(b->buf[i], b->dtype[i], rank, bind->dims[i], buf_load,
-				    buf_store, (void *)l);
-	return hgc_lower_copy(b->cx, b->block, &src, &dst, d);
+	return pack_input(b, b->cx, b->block, bind, i, in, d);
 }
 
 /* The canonical index of dim d at the physical indices p (lets): the sum of
