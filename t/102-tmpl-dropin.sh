@@ -55,9 +55,10 @@ ok $? "hgc templates runs"
 grep -q '^dropin_rows: MatMul(A:\[M, K\], B:\[K, N\]) -> C:\[M, N\]' "$tmp/list.txt"
 ok $? "hgc templates lists the new template"
 grep -q 'RB : one_of(8, 4, 1), RB <= M' "$tmp/list.txt" &&
+	grep -q 'A : \[M / RB, K, M % RB\]' "$tmp/list.txt" &&
 	grep -q 'post_rows: post-op, C\[i, :, :\] (2 dims)' "$tmp/list.txt" &&
 	grep -q '^matmul_core: ' "$tmp/list.txt"
-ok $? "with its parameter and anchor, next to the shipped ones"
+ok $? "with its parameter, layout and anchor, next to the shipped ones"
 [ $? -eq 0 ] || sed 's/^/# /' "$tmp/list.txt"
 
 printf 'template broken for MatMul(A:[M, K], B:[K, N]) -> C:[M, N] {\n  param X : divides(M);\n}\n' \

@@ -409,6 +409,10 @@ void hgc_tmpl_print(FILE *f, const struct hgc_tmpl *t)
 		fprintf(f, " : %s%s%s\n", p->domain_text, *p->constraints_text ? ", " : "",
 			p->constraints_text);
 	}
+	fputs("  layouts:\n", f);
+	for (i = 0; i <= t->ninputs; i++)
+		fprintf(f, "    %s : %s\n", t->operand_names[i],
+			t->layout_text && t->layout_text[i] ? t->layout_text[i] : "plain");
 	fputs("  derived:\n", f);
 	for (i = 0; i < t->nsyms; i++)
 		if (t->syms[i].kind == HGC_TMPL_LET)

@@ -200,6 +200,9 @@ struct hgc_tmpl {
 	int64_t (*cost)(struct hgc_tmpl_env *e, int anchor, enum hgc_tmpl_cost what);
 	/* Emit the loop nest (0, or -1 with b->d set). */
 	int (*build)(struct hgc_tmpl_build *b);
+	/* Each operand's layout as written ("[M / MB, K / KB, M % MB, K % KB] packed"),
+	   or NULL for a plain one. */
+	const char *const *layout_text;
 };
 
 /* gen/templates.c: every compiled template, NULL-terminated, in file order. */

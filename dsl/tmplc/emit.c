@@ -414,6 +414,22 @@ static const char *signature(struct em *em)
 	return t;
 }
 
+/* "[M / MB, K / KB, M % MB, K % KB] packed": a layout as written. */
+static const char *layout_text(struct em *em, const struct hgc_tlayout *l)
+{
+	char *t = "[";
+	int j;
+
+	for (j = 0; j < l->n; j++)
+		t = hgc_arena_printf(em->arena, "%s%s%s", t, j ? ", " : "",
+				     hgc_tsem_text(em->arena, l->ent[j].e));
+	if (!l->packed)
+		return hgc_arena_printf(em->arena, "%s]", t);
+	if (!l->factor)
+		return hgc_arena_printf(em->arena, "%s] packed", t);
+	return hgc_arena_printf(em->arena, "%s] packed(%s)", t, hgc_tsem_text(em->arena, l->factor));
+}
+
 /* The logical rank of operand i. */
 static int count_dims(const struct hgc_tmpl_sem *s, int i)
 {
@@ -440,6 +456,14 @@ static void tmpl_struct(struct em *em)
 	fprintf(em->out, "};\nstatic const enum hgc_dtype %soperand_dtype[] = {", em->pfx);
 	for (i = 0; i < s->noperands; i++)
 		fprintf(em->out, "%s%d", i ? ", " : "", (int)s->operand_dtype[i]);
+	fprintf(em->out, "};\nstatic const char *const %slayout_text[] = {", em->pfx);
+	for (i = 0; i < s->noperands; i++) {
+		fputs(i ? ", " : "", em->out);
+		if (s->layout[i])
+			em_str(em, layout_text(em, s->layout[i]));
+		else
+			fputs("NULL", em->out);
+	}
 	fputs("};\n\n", em->out);
 	em_line(em, "const struct hgc_tmpl hgc_tmpl_%s = {", s->name);
 	fprintf(em->out, "\t\"%s\", %d, file_, %d, %d,\n", s->name, (int)s->op, s->loc.line,
@@ -453,6 +477,7 @@ static void tmpl_struct(struct em *em)
 		s->anchors.len, em->pfx);
 	fprintf(em->out, "\t%sdomain, %slet, %scheck, %slayout, %scost, %sbuild,\n", em->pfx,
 		em->pfx, em->pfx, em->pfx, em->pfx, em->pfx);
+	fprintf(em->out, "\t%slayout_text,\n", em->pfx);
 	em_line(em, "};");
 }
 
