@@ -857,6 +857,36 @@ static void finish(struct hgc_tck *c)
 		satisfiable(c, HGC_TSEM_PARAM(c->s, i));
 }
 
+/*
+ * Names a template cannot have: hgc_tmpl_NAME (its generated struct) would
+ * clash with what core/lower/tmpl.h declares (t/100-tmplc.c checks this list
+ * against the header).
+ */
+static const char *const reserved[] = {
+	"add", "all", "anchor", "at", "bin", "bind", "bounds", "brgemm_begin", "brgemm_end",
+	"cdiv", "cdiv_x", "check_rules", "choose", "choose_padding", "div", "dom_divisors",
+	"dom_grid", "dom_list", "dom_range", "ebin", "eload", "eneg", "enumerate", "ew_begin",
+	"ew_end", "fail", "find", "for", "if", "inst_release", "instantiate", "k", "kb", "let",
+	"lower_graph", "lower_tunable", "max", "min", "mod", "mul", "neg", "neg_x", "not_x",
+	"opts_init", "opts_release", "padding", "pfor", "pfor_end", "print", "print_params",
+	"range", "ref", "registry", "slice", "sub", "sym", "tensor", "var", "visit_fn",
+};
+
+/* Report a template name that is reserved; true if it is. */
+static bool reserved_name(struct hgc_tck *c)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+		if (!strcmp(c->s->name, reserved[i])) {
+			hgc_tck_error(c, &c->s->blk->loc, "template name '%s' is taken: "
+				      "hgc_tmpl_%s is part of core/lower/tmpl.h", c->s->name,
+				      c->s->name);
+			return true;
+		}
+	return false;
+}
+
 /* Check a template block; keep it in ld->templates when it has no error. */
 void hgc_dsl_check_template(struct hgc_load *ld, const struct hgc_ast *blk)
 {
@@ -873,7 +903,7 @@ void hgc_dsl_check_template(struct hgc_load *ld, const struct hgc_ast *blk)
 	hgc_vec_init(&s->anchors, sizeof(struct hgc_tanchor *));
 	hgc_vec_init(&c.costs, sizeof(const struct hgc_ast *));
 	hgc_vec_init(&c.later, sizeof(const struct hgc_ast *));
-	if (header(&c) == 0) {
+	if (!reserved_name(&c) && header(&c) == 0) {
 		collect_names(&c, blk->d);
 		hgc_tck_stmts(&c, (struct hgc_ast *)blk->d, true);
 		finish(&c);

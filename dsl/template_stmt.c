@@ -148,11 +148,34 @@ static void tensor(struct hgc_tck *c, struct hgc_ast *t)
 	(void)bad;
 }
 
+/* The tensor elements and slices an expression reads. */
+static int loads(const struct hgc_ast *e)
+{
+	const struct hgc_ast *a;
+	int n = 0;
+
+	if (!e)
+		return 0;
+	if (e->kind == HGC_AST_INDEX)
+		return 1;
+	if (e->kind != HGC_AST_BINARY && e->kind != HGC_AST_UNARY && e->kind != HGC_AST_CALL)
+		return 0;
+	for (a = e->a; a; a = a->next)
+		n += loads(a);
+	return n + (e->kind == HGC_AST_BINARY ? loads(e->b) : 0);
+}
+
 /* T[...] = value: an element, or every element of the ranges. */
 static void assign(struct hgc_tck *c, struct hgc_ast *a)
 {
 	struct hgc_ast *lhs = a->a;
 	int rank;
+
+	if (loads(a->b) > 64) {
+		hgc_tck_error(c, &a->loc, "an assignment reads at most 64 tensors, not %d",
+			      loads(a->b));
+		return;
+	}
 
 	if (lhs->kind != HGC_AST_INDEX) {
 		hgc_tck_error(c, &lhs->loc, "cannot assign to '%.*s': only tensor elements can be "

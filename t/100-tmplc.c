@@ -258,6 +258,53 @@ static void test_fuzz(void)
 	is_int(bad, 0, "fuzz: %d truncated and mutated templates never misbehave", runs);
 }
 
+/* Whether a template called name is refused because the name is taken. */
+static bool taken(const char *name)
+{
+	struct hgc_program prog;
+	struct hgc_diag d;
+	char src[256];
+	bool r;
+
+	snprintf(src, sizeof(src), "template %s for MatMul(A:[M, K], B:[K, N]) -> C:[M, N] { }\n",
+		 name);
+	hgc_program_init(&prog);
+	hgc_diag_init(&d);
+	hgc_program_load_string(&prog, "r.tmpl", src, &d);
+	r = strstr(hgc_diag_text(&d), "is taken: hgc_tmpl_") != NULL;
+	hgc_program_release(&prog);
+	hgc_diag_release(&d);
+	return r;
+}
+
+/* Every hgc_tmpl_X that core/lower/tmpl.h declares is a name no template may take. */
+static void test_reserved(void)
+{
+	struct hgc_diag d;
+	char *h, *p, name[64];
+	int n = 0, bad = 0, k;
+
+	hgc_diag_init(&d);
+	h = hgc_read_file("core/lower/tmpl.h", NULL, &d);
+	for (p = h; p && (p = strstr(p, "hgc_tmpl_")); p += 9) {
+		for (k = 0; k < 63 && (p[9 + k] == '_' || (p[9 + k] >= 'a' && p[9 + k] <= 'z') ||
+				       (p[9 + k] >= '0' && p[9 + k] <= '9')); k++)
+			name[k] = p[9 + k];
+		name[k] = 0;
+		if (!k || (p[9 + k] != '(' && p[9 + k] != '[' && strcmp(name, "visit_fn")))
+			continue;
+		n++;
+		if (!taken(name)) {
+			diag("template name '%s' is not reserved", name);
+			bad++;
+		}
+	}
+	ok(n > 40 && !bad, "the %d names core/lower/tmpl.h declares are reserved", n);
+	ok(!taken("matmul_fast"), "other names are free");
+	free(h);
+	hgc_diag_release(&d);
+}
+
 int main(int argc, char **argv)
 {
 	char tmplc[1024], *dir = strdup(argv[0]);
@@ -277,6 +324,7 @@ int main(int argc, char **argv)
 	}
 	free(names);
 	test_shipped();
+	test_reserved();
 	test_program(tmplc);
 	test_fuzz();
 	return done_testing();
