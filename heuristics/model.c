@@ -132,6 +132,23 @@ static int64_t tile_rows(const struct hgc_heur_machine *mc, int64_t v)
 	return ymm[v - 1];
 }
 
+/*
+ * The kernel runs its row tiles outer, so every row tile reads the call's
+ * whole B (k x cols): measured on this machine, 512^3 with KB*BS = 64 (16 KiB
+ * of B) ran twice as fast as with 128 (32 KiB) or more.  B beyond half the
+ * L1 cache slows the call down, up to twice when it is the whole L1.
+ */
+static double l1_factor(const struct hgc_heur_ctx *cx, int64_t rows, int64_t cols, int64_t k,
+			int64_t mr)
+{
+	double half = (double)cx->mc->l1 / 2;
+	double bytes = (double)k * (double)cols * cx->esize[1];
+
+	if (rows <= mr || bytes <= half)
+		return 1;
+	return 1 + fmin(1, (bytes - half) / half);
+}
+
 /* One brgemm call: column blocks of the widest tile, the rest in a narrower
    one; every block's rows through rows_cycles; the call's fixed cost. */
 double hgc_heur_call_ns(const struct hgc_heur_ctx *cx, int64_t rows, int64_t cols, int64_t k,
@@ -149,6 +166,7 @@ double hgc_heur_call_ns(const struct hgc_heur_ctx *cx, int64_t rows, int64_t col
 	cyc = (double)(vecs / nr) * rows_cycles(mc, ipk, rows, tile_rows(mc, nr), nr, steps);
 	if (vecs % nr)
 		cyc += rows_cycles(mc, ipk, rows, tile_rows(mc, vecs % nr), vecs % nr, steps);
+	cyc *= l1_factor(cx, rows, cols, k, tile_rows(mc, nr));
 	cyc += mc->call_cycles + 4.0 * (double)bs;
 	return cyc / mc->ghz;
 }

@@ -154,8 +154,10 @@ static void test_monotone(void)
 	ok(hgc_heur_call_ns(&cx, 48, 64, 256, 1) / (48 * 64) <
 		   hgc_heur_call_ns(&cx, 1, 64, 256, 1) / 64,
 	   "a full tile costs less per element than one row");
-	ok(hgc_heur_call_ns(&cx, 48, 64, 512, 1) / 512 < hgc_heur_call_ns(&cx, 48, 64, 16, 1) / 16,
+	ok(hgc_heur_call_ns(&cx, 48, 16, 256, 1) / 256 < hgc_heur_call_ns(&cx, 48, 16, 16, 1) / 16,
 	   "the C load and store and the call amortize over k");
+	ok(hgc_heur_call_ns(&cx, 48, 64, 512, 1) / 512 > hgc_heur_call_ns(&cx, 48, 64, 64, 1) / 64,
+	   "a call's B beyond the L1 cache costs more per k");
 	ok(hgc_heur_call_ns(&cx, 48, 64, 256, 1) < hgc_heur_call_ns(&cx, 48, 60, 256, 1) * 64 / 60,
 	   "whole vectors beat a column tail per useful element");
 	is_near(hgc_heur_spill_ns(&cx, 256 << 10, 1 << 20, 8), 0, 0, "a working set in L2 costs nothing");
