@@ -468,6 +468,7 @@ struct hgc_tmpl_pin {
 struct hgc_tmpl_inst {
 	struct hgc_tmpl_env env;
 	struct hgc_tmpl_point *points;	/* per anchor (malloc'ed by instantiate) */
+	int npoints;
 	int writeback;			/* anchor holding the result's write-back, or -1 */
 };
 
@@ -521,6 +522,8 @@ int hgc_tmpl_instantiate(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
 			 const struct hgc_tmpl_bind *b, const struct hgc_tmpl_env *chosen,
 			 struct hgc_lower_view *const *in, const struct hgc_lower_view *out,
 			 struct hgc_tmpl_inst *inst, struct hgc_diag *d);
+/* Remove the blocks of the anchors nothing was inserted into (fused ops go
+   into inst->points[i].block before this), then free what inst keeps. */
 void hgc_tmpl_inst_release(struct hgc_tmpl_inst *inst);
 
 /* tmpl_lower.c: the lowering hook */

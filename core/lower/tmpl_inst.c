@@ -6,7 +6,7 @@
  * the result is written back into the op's output view, the bias added and
  * the value converted as the interpreter stores it, at the post-op anchor
  * with the smallest working set (or after the nest when none was reached).
- * Anchors left unused are removed from the nest.
+ * Anchors nothing was put in are removed when the instance is released.
  */
 #include "lower_int.h"
 #include "tmpl.h"
@@ -408,14 +408,14 @@ static int pick_anchor(struct hgc_tmpl_build *b)
 }
 
 /* Remove the empty blocks of anchors nothing was inserted at. */
-static void drop_unused(struct hgc_tmpl_build *b)
+static void drop_unused(struct hgc_tmpl_point *points, int n)
 {
 	struct hgc_tmpl_point *p;
 	struct hgc_tir_stmt *par;
 	int i, j;
 
-	for (i = 0; i < b->t->nanchors; i++) {
-		p = &b->points[i];
+	for (i = 0; i < n; i++) {
+		p = &points[i];
 		if (!p->block || p->block->u.block.n)
 			continue;
 		par = p->parent;
@@ -483,17 +483,19 @@ int hgc_tmpl_instantiate(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
 			hgc_tmpl_all(&b, &all, i);
 		writeback(&b, bind, b.block, &all, false, in, out);
 	}
-	if (!rc)
-		drop_unused(&b);
 	inst->env = b.env;
 	inst->points = b.points;
+	inst->npoints = b.t->nanchors;
 	hgc_vec_release(&b.ranges);
 	return rc ? -1 : 0;
 }
 
-/* Free what an instance keeps. */
+/* Free what an instance keeps, once the anchor blocks nothing was put in
+   (by the write-back or a fusion) are removed from the nest. */
 void hgc_tmpl_inst_release(struct hgc_tmpl_inst *inst)
 {
+	if (inst->points)
+		drop_unused(inst->points, inst->npoints);
 	free(inst->points);
 	inst->points = NULL;
 }
