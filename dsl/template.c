@@ -849,6 +849,9 @@ static void finish(struct hgc_tck *c)
 	size_t i;
 	int nerr = c->s->nerr;
 
+	if (c->s->statics.len > HGC_TMPL_MAX_SYMS)
+		hgc_tck_error(c, &c->s->loc, "a template has at most %d parameters, lets and "
+			      "dims, not %zu", HGC_TMPL_MAX_SYMS, c->s->statics.len);
 	resolve_constraints(c);
 	costs(c);
 	if (c->s->nerr > nerr)

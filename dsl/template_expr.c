@@ -257,6 +257,9 @@ int hgc_tck_expr(struct hgc_tck *c, struct hgc_ast *e, int rank)
 {
 	switch (e->kind) {
 	case HGC_AST_INT:
+		if (!hgc_tsem_eval(e, NULL, 0, &(int64_t){0}))
+			return hgc_tck_error(c, &e->loc, "integer %.*s is out of range", e->tok.n,
+					     e->tok.z);
 		return e->ty = HGC_TTY_INT;
 	case HGC_AST_BOOL:
 		return e->ty = HGC_TTY_BOOL;
