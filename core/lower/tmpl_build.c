@@ -351,7 +351,9 @@ void hgc_tmpl_range(struct hgc_tmpl_build *b, struct hgc_tmpl_slice *s, int i,
 /* Index i: the whole dim. */
 void hgc_tmpl_all(struct hgc_tmpl_build *b, struct hgc_tmpl_slice *s, int i)
 {
-	hgc_tmpl_range(b, s, i, hgc_tmpl_k(b, 0), hgc_tir_tensor_dim(s->tensor, i), 1);
+	int64_t n = i < s->tensor->ndims ? hgc_tir_tensor_dim(s->tensor, i) : 1;
+
+	hgc_tmpl_range(b, s, i, hgc_tmpl_k(b, 0), n, 1);
 }
 
 /* Record anchor i: an empty block here, and the slice it exposes. */
