@@ -127,8 +127,9 @@ static void drv_explain(FILE *f, const void *h, const struct hgc_graph *g)
 	const struct hgc_driver_info *i = &c->info;
 	size_t n = g->ops.len;
 
-	fprintf(f, "  plan: no fusion yet: each of the %zu op%s lowered alone to Tensor IR, in "
-		   "graph order\n", n, n == 1 ? "" : "s");
+	fprintf(f, "  plan: %zu op%s after the graph passes, lowered to Tensor IR in graph order:\n"
+		   "        MatMul/Convolution through templates with post-ops fused at an anchor,\n"
+		   "        every other op as its own loop nest\n", n, n == 1 ? "" : "s");
 	hgc_tool_print_diag(f, "    ", c->h->plan);
 	fprintf(f, "  compile: %s, %.3f ms, cache %s", hgc_driver_backend_name(c->h->backend),
 		i->seconds * 1e3, i->source == HGC_DRIVER_MISS ? "miss" : "hit");

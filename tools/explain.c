@@ -212,7 +212,7 @@ static void print_config(FILE *f, const struct hgc_spec *sp, const struct hgc_to
 	fprintf(f, "backend %s\n", c->backend == HGC_BACKEND_DEFAULT ? "default"
 		: hgc_tool_backend_of(c->backend)->name);
 	for (int i = 0; i < c->nentries; i++)
-		fprintf(f, "    %s %s = %s (kept for later stages, not used by the interpreter)\n",
+		fprintf(f, "    %s %s = %s (applied when compiling; the interpreter ignores it)\n",
 			c->entries[i].kind, c->entries[i].key, c->entries[i].value);
 }
 

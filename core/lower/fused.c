@@ -364,8 +364,8 @@ static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 		return -1;
 	if (!(log = open_memstream(&text, &len)))
 		hgc_bug("open_memstream: out of memory");
-	fprintf(log, "fused op: %s %s (", hgc_op_table[fo->anchor->kind].name,
-		fo->anchor->out[0]->name ? fo->anchor->out[0]->name : "");
+	fprintf(log, "%s %s: template %s, fused (", hgc_op_table[fo->anchor->kind].name,
+		fo->anchor->out[0]->name ? fo->anchor->out[0]->name : "", bind.t->name);
 	hgc_tmpl_print_params(log, &inst.env);
 	fprintf(log, "), write-back at %s; candidates:",
 		inst.writeback >= 0 ? bind.t->anchors[inst.writeback].name : "the end");
