@@ -242,4 +242,25 @@ is_rc 2 "-o without a value"
 (cd "$T" && "$HGC" compile --emit=obj one.hgc >/dev/null 2>&1)
 [ -s "$T/mlp_one.o" ] && [ -s "$T/mlp_one.h" ]; ok $? "--emit=obj without -o: SPEC.o and SPEC.h"
 
+# Two specs with one graph but other constant weights share the compiled code
+# (the cache key has no weights in it); init must pack each spec's own.
+cat > "$T/weights.hgc" <<'EOF2'
+spec w_seed2 {
+  input x : f32[16, 32] = uniform(seed = 1);
+  const w : f32[32, 64] = uniform(seed = 2);
+  y = MatMul(x, w);
+  output y;
+}
+spec w_seed3 {
+  input x : f32[16, 32] = uniform(seed = 1);
+  const w : f32[32, 64] = uniform(seed = 3);
+  y = MatMul(x, w);
+  output y;
+}
+EOF2
+for b in jit c; do
+	hgc run --backend=$b "$T/weights.hgc"
+	is_rc 0 "$b: same graph, other constant weights: both specs match the reference"
+done
+
 echo "1..$n"

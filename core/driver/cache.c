@@ -310,6 +310,8 @@ static void entry_free(struct entry *e)
 {
 	hgc_codegen_free(e->pub.code);
 	free(e->pub.plan);
+	free(e->pub.is_const);
+	free(e->pub.init_in);
 	free(e);
 }
 

@@ -219,6 +219,45 @@ static struct hgc_compiled *compile_miss(const struct hgc_graph *g,
 	return c;
 }
 
+/*
+ * The init function packs constant inputs into module buffers once, and the
+ * code is shared by every graph with the same key: two specs whose weights
+ * differ share it too.  So a new holder (a cache hit) must init again, and
+ * so must a run whose constant inputs are other buffers than those init
+ * packed.  Constants are trusted not to change inside the same buffers, as
+ * oneDNN's constant cache does.
+ */
+static void forget_constants(struct hgc_driver_graph *h)
+{
+	h->code->inited = false;
+	free(h->init_in);
+	h->init_in = NULL;
+}
+
+/* Which inputs are constants (the key covers constness, so once per entry). */
+static void mark_constants(struct hgc_driver_graph *h, const struct hgc_graph *g)
+{
+	h->is_const = hgc_xcalloc((size_t)h->nin + 1, sizeof(bool));
+	for (int i = 0; i < h->nin; i++)
+		h->is_const[i] = HGC_GRAPH_INPUT(g, i)->prop == HGC_PROP_CONSTANT;
+}
+
+/* Run init again when the constant inputs are not the buffers it packed. */
+static void check_constants(struct hgc_driver_graph *h, const void *const *in)
+{
+	if (!h->code->init)
+		return;
+	if (h->init_in && h->code->inited)
+		for (int i = 0; i < h->nin; i++)
+			if (h->is_const && h->is_const[i] && h->init_in[i] != in[i])
+				h->code->inited = false;
+	if (h->code->inited)
+		return;
+	if (!h->init_in)
+		h->init_in = hgc_xcalloc((size_t)h->nin + 1, sizeof(*h->init_in));
+	memcpy(h->init_in, in, (size_t)h->nin * sizeof(*in));
+}
+
 /* The cached or freshly compiled form of g (see driver.h). */
 struct hgc_driver_graph *hgc_driver_compile(const struct hgc_graph *g,
 					    const struct hgc_driver_opts *o,
@@ -236,6 +275,7 @@ struct hgc_driver_graph *hgc_driver_compile(const struct hgc_graph *g,
 		return NULL;
 	if ((h = hgc_driver_cache_find(key))) {
 		info->source = HGC_DRIVER_MEMORY;
+		forget_constants(h);
 	} else {
 		if (!(c = compile_miss(g, o, key, &plan, info, d)))
 			return NULL;
@@ -247,6 +287,8 @@ struct hgc_driver_graph *hgc_driver_compile(const struct hgc_graph *g,
 		h = hgc_driver_cache_add(key, c, o->backend, (int)g->inputs.len,
 					 (int)g->outputs.len, plan, hgc_now() - t0);
 	}
+	if (!h->is_const)
+		mark_constants(h, g);
 	info->seconds = hgc_now() - t0;
 	return h;
 }
@@ -267,6 +309,7 @@ int hgc_driver_run(struct hgc_driver_graph *h, const void *const *in, void *cons
 		args[i] = (void *)in[i];
 	for (int i = 0; i < h->nout; i++)
 		args[h->nin + i] = out[i];
+	check_constants(h, in);
 	hgc_codegen_run(h->code, args);
 	if (args != small)
 		free(args);

@@ -61,6 +61,8 @@ struct hgc_driver_graph {
 	double compile_time;		/* seconds the compilation (or disk load) took */
 	char *plan;			/* what the templates did: a line per tunable op, or "" */
 	int refs;			/* the cache's reference and every caller's */
+	bool *is_const;			/* per input: a constant, packed by init (malloc'ed) */
+	const void **init_in;		/* the constant inputs init last packed, or NULL */
 };
 
 /* What one hgc_driver_compile call did, for --explain. */
