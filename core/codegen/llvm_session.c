@@ -253,31 +253,50 @@ char *hgc_llvm_jit_prefix(void)
 	return strdup(buf);
 }
 
+/* The JIT, created on first use (call with the lock held); -1 with d set. */
+static int jit_ready(struct hgc_diag *d)
+{
+	if (S.jit)
+		return 0;
+	if (!S.target_ok)
+		return hgc_error(d, NULL, "llvm backend: the host target is not set up");
+	return jit_init(d);
+}
+
+/* A fresh resource tracker of the main dylib (lock held). */
+static LLVMOrcResourceTrackerRef new_tracker(void)
+{
+	return LLVMOrcJITDylibCreateResourceTracker(LLVMOrcLLJITGetMainJITDylib(S.jit));
+}
+
+/* Keep rt when adding to it succeeded, else release it (lock held); what names the thing added. */
+static LLVMOrcResourceTrackerRef added(LLVMOrcResourceTrackerRef rt, LLVMErrorRef err,
+				       const char *what, struct hgc_diag *d)
+{
+	if (err) {
+		hgc_llvm_error(d, err, what);
+		LLVMOrcReleaseResourceTracker(rt);
+		return NULL;
+	}
+	S.live++;
+	return rt;
+}
+
 /* Add a module to the JIT under a fresh resource tracker. */
 LLVMOrcResourceTrackerRef hgc_llvm_jit_add(LLVMModuleRef mod, LLVMOrcThreadSafeContextRef tsc,
 					   struct hgc_diag *d)
 {
 	LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsc);
 	LLVMOrcResourceTrackerRef rt = NULL;
-	LLVMErrorRef err;
 
 	pthread_mutex_lock(&lock);
-	if (!S.jit && (!S.target_ok || jit_init(d) < 0)) {
-		if (!S.target_ok)
-			hgc_error(d, NULL, "llvm backend: the host target is not set up");
+	if (jit_ready(d) < 0) {
 		LLVMOrcDisposeThreadSafeModule(tsm);	/* never handed over */
-		goto unlock;
-	}
-	rt = LLVMOrcJITDylibCreateResourceTracker(LLVMOrcLLJITGetMainJITDylib(S.jit));
-	err = LLVMOrcLLJITAddLLVMIRModuleWithRT(S.jit, rt, tsm);	/* takes tsm */
-	if (err) {
-		hgc_llvm_error(d, err, "cannot add the module to the JIT");
-		LLVMOrcReleaseResourceTracker(rt);
-		rt = NULL;
 	} else {
-		S.live++;
+		rt = new_tracker();
+		rt = added(rt, LLVMOrcLLJITAddLLVMIRModuleWithRT(S.jit, rt, tsm),	/* takes tsm */
+			   "cannot add the module to the JIT", d);
 	}
-unlock:
 	pthread_mutex_unlock(&lock);
 	return rt;
 }
@@ -287,25 +306,15 @@ unlock:
 LLVMOrcResourceTrackerRef hgc_llvm_jit_add_object(LLVMMemoryBufferRef obj, struct hgc_diag *d)
 {
 	LLVMOrcResourceTrackerRef rt = NULL;
-	LLVMErrorRef err;
 
 	pthread_mutex_lock(&lock);
-	if (!S.jit && (!S.target_ok || jit_init(d) < 0)) {
-		if (!S.target_ok)
-			hgc_error(d, NULL, "llvm backend: the host target is not set up");
+	if (jit_ready(d) < 0) {
 		LLVMDisposeMemoryBuffer(obj);	/* never handed over */
-		goto unlock;
-	}
-	rt = LLVMOrcJITDylibCreateResourceTracker(LLVMOrcLLJITGetMainJITDylib(S.jit));
-	err = LLVMOrcLLJITAddObjectFileWithRT(S.jit, rt, obj);	/* takes obj */
-	if (err) {
-		hgc_llvm_error(d, err, "cannot add the object file to the JIT");
-		LLVMOrcReleaseResourceTracker(rt);
-		rt = NULL;
 	} else {
-		S.live++;
+		rt = new_tracker();
+		rt = added(rt, LLVMOrcLLJITAddObjectFileWithRT(S.jit, rt, obj),	/* takes obj */
+			   "cannot add the object file to the JIT", d);
 	}
-unlock:
 	pthread_mutex_unlock(&lock);
 	return rt;
 }
