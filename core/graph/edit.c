@@ -260,21 +260,7 @@ int hgc_graph_uses_count(const struct hgc_graph_uses *u, const struct hgc_tensor
 static void copy_attr(struct hgc_graph *g, struct hgc_attr *a)
 {
 	a->name = hgc_arena_strdup(&g->arena, a->name);
-	if (a->type == HGC_ATTR_STRING) {
-		a->v.s = hgc_arena_strdup(&g->arena, a->v.s ? a->v.s : "");
-	} else if (a->type == HGC_ATTR_INTS) {
-		int64_t *v = hgc_arena_calloc(&g->arena, (size_t)a->n + 1, sizeof(*v));
-
-		if (a->n)
-			memcpy(v, a->v.ints, (size_t)a->n * sizeof(*v));
-		a->v.ints = v;
-	} else if (a->type == HGC_ATTR_FLOATS) {
-		double *v = hgc_arena_calloc(&g->arena, (size_t)a->n + 1, sizeof(*v));
-
-		if (a->n)
-			memcpy(v, a->v.floats, (size_t)a->n * sizeof(*v));
-		a->v.floats = v;
-	}
+	hgc_attr_copy_payload(g, a);
 }
 
 /* A clone's state: the copy and the old-id to new-tensor map. */

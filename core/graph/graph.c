@@ -111,8 +111,8 @@ struct hgc_op *hgc_graph_add_op(struct hgc_graph *g, enum hgc_op_kind kind, int 
 	return op;
 }
 
-/* Copy a's list or string payload into the arena. */
-static void copy_payload(struct hgc_graph *g, struct hgc_attr *a)
+/* Copy a's list or string payload into the arena (graph_int.h). */
+void hgc_attr_copy_payload(struct hgc_graph *g, struct hgc_attr *a)
 {
 	if (a->type == HGC_ATTR_STRING) {
 		a->v.s = hgc_arena_strdup(&g->arena, a->v.s ? a->v.s : "");
@@ -157,7 +157,7 @@ void hgc_op_set_attr(struct hgc_graph *g, struct hgc_op *op, const struct hgc_at
 	int i;
 
 	copy.name = hgc_arena_strdup(&g->arena, a->name);
-	copy_payload(g, &copy);
+	hgc_attr_copy_payload(g, &copy);
 	if (spec)
 		widen_to_float(g, &copy, spec->type);
 	for (i = 0; i < op->nattr; i++) {

@@ -43,6 +43,8 @@ double *hgc_load_all(enum hgc_dtype dt, const void *p, int64_t n);
 double hgc_round_half_even(double v);
 
 /* graph.c */
+/* Copy a's list or string payload into g's arena (a->name is left alone). */
+void hgc_attr_copy_payload(struct hgc_graph *g, struct hgc_attr *a);
 /* Record "Kind: message" at op->loc and return -1. */
 int hgc_op_error(const struct hgc_op *op, struct hgc_diag *d, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
