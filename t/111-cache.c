@@ -178,6 +178,46 @@ static void test_hits(void)
 	hgc_graph_free(g);
 }
 
+/*
+ * Constant weights are packed once by init, but the code is shared by every
+ * holder of the key: a run with other constant buffers, or a new holder from
+ * the cache, must pack its own weights, never reuse another's.
+ */
+static void test_constants(void)
+{
+	struct hgc_graph *g = dc_matmul(24, 40, 56, false);
+	struct hgc_driver_opts o = jit_opts();
+	struct hgc_driver_graph *h, *h2;
+	struct hgc_driver_info i1, i2;
+	struct dc_bufs a, b;
+	char why[256] = "";
+
+	dc_alloc(&a, g);
+	dc_alloc(&b, g);
+	dc_fill(&a, g, 1);
+	dc_fill(&b, g, 2);
+	memcpy(b.in[0], a.in[0], hgc_tensor_nbytes(HGC_GRAPH_INPUT(g, 0)));
+	h = compile(g, &o, HGC_DRIVER_MISS, &i1, "constants: cold");
+	if (h) {
+		ok(dc_check(h, g, NULL, &a, why, sizeof(why)), "weights a %s", why);
+		ok(dc_check(h, g, NULL, &b, why, sizeof(why)), "then weights b: init packs b %s",
+		   why);
+		ok(dc_check(h, g, NULL, &a, why, sizeof(why)), "then a again %s", why);
+		h2 = compile(g, &o, HGC_DRIVER_MEMORY, &i2, "constants: a second holder");
+		if (h2) {
+			memcpy(a.in[1], b.in[1], hgc_tensor_nbytes(HGC_GRAPH_INPUT(g, 1)));
+			ok(dc_check(h2, g, NULL, &a, why, sizeof(why)),
+			   "a second holder, new weights in a buffer init packed before %s", why);
+			hgc_driver_release(h2);
+		}
+		hgc_driver_release(h);
+	}
+	dc_release(&a);
+	dc_release(&b);
+	hgc_driver_cache_clear();
+	hgc_graph_free(g);
+}
+
 /* Overwrite a cache file with n bytes of text (NULL: truncate to n bytes). */
 static void spoil(const char *path, const char *text, off_t n)
 {
@@ -483,6 +523,7 @@ int main(void)
 	test_keys();
 	test_dir();
 	test_hits();
+	test_constants();
 	test_damage();
 	test_foreign();
 	test_off();
