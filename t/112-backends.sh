@@ -133,8 +133,9 @@ ok $? "stages in pipeline order"
 hgc compile --dump=tir "$T/one.hgc"
 unlike out '^graph \{$' "--dump=tir alone: no graph"
 hgc compile --dump=fused "$T/one.hgc"
-is_rc 1 "--dump=fused"
-like err "the 'fused' dump is not available yet" "is not available yet"
+is_rc 0 "--dump=fused"
+like out '^fused op 0: MatMul h \+ ReLU y$' "the fusion plan"
+unlike out '^module graph' "--dump=fused alone: no Tensor IR"
 
 # --- emit c --------------------------------------------------------------------
 hgc compile --emit=c "$T/one.hgc"

@@ -1,36 +1,13 @@
 /*
  * compile.c: `hgc compile`: print the stages of each spec (the Graph IR, the
- * Tensor IR the driver lowers it to, the optimized LLVM IR) and write the
+ * graph after the passes with its fusion plan, the Tensor IR the driver
+ * lowers it to, the optimized LLVM IR) and write the
  * compiled graph as C source or as an object file with its C header.
  */
 #include "tools/tools.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* The stages of HGC_DUMP_* bits, and whether this build can print them yet. */
-static const struct stage {
-	unsigned bit;
-	const char *name;
-	bool available;
-} stages[] = {
-	{HGC_DUMP_GRAPH, "graph", true},
-	{HGC_DUMP_FUSED, "fused", false},
-	{HGC_DUMP_TIR, "tir", true},
-	{HGC_DUMP_LLVM, "llvm", true},
-};
-
-/* Report the first requested stage this build cannot print; 0 if none. */
-static int check_stages(unsigned dumps, const char *where)
-{
-	for (size_t i = 0; i < sizeof(stages) / sizeof(stages[0]); i++)
-		if ((dumps & stages[i].bit) && !stages[i].available) {
-			fprintf(stderr, "hgc: error: %s: the '%s' dump is not available yet\n",
-				where, stages[i].name);
-			return -1;
-		}
-	return 0;
-}
 
 /* The C source of m into -o PATH, or stdout. */
 static int emit_c(const struct hgc_tool_opts *o, const struct hgc_tir_module *m,
@@ -80,6 +57,14 @@ static int later_stages(const struct hgc_tool_opts *o, const struct hgc_spec *sp
 
 	hgc_tool_driver_opts(c, HGC_DRIVER_JIT, &dopts, &rules);
 	dopts.threads = o->threads > 0 ? o->threads : c ? c->threads : 0;
+	if ((dumps & HGC_DUMP_FUSED) && hgc_driver_dump_fused(stdout, sp->graph, &dopts, d) < 0) {
+		free(rules);
+		return -1;
+	}
+	if (!(dumps & (HGC_DUMP_TIR | HGC_DUMP_LLVM)) && !o->emits) {
+		free(rules);
+		return 0;
+	}
 	m = hgc_driver_lower(sp->graph, &dopts, &plan, d);
 	free(rules);
 	if (!m)
@@ -119,11 +104,9 @@ static int compile_spec(const struct hgc_tool_opts *o, const struct hgc_spec *sp
 			       sp->build_error ? sp->build_error : "(nothing: it built)");
 		return 0;
 	}
-	if (check_stages(dumps, sp->name) < 0)
-		return -1;
 	if (sp->graph && (dumps & HGC_DUMP_GRAPH))
 		hgc_graph_print(stdout, sp->graph);
-	if (!sp->graph || !((dumps & (HGC_DUMP_TIR | HGC_DUMP_LLVM)) || o->emits))
+	if (!sp->graph || !((dumps & (HGC_DUMP_FUSED | HGC_DUMP_TIR | HGC_DUMP_LLVM)) || o->emits))
 		return 0;
 	hgc_diag_init(&d);
 	if ((rc = later_stages(o, sp, c, dumps, &d)) < 0) {
@@ -200,10 +183,6 @@ int hgc_tool_compile(int argc, char **argv)
 			hgc_tool_args_help(stdout, "compile");
 		hgc_tool_opts_release(&o);
 		return rc;
-	}
-	if (check_stages(o.dumps, "--dump") < 0) {
-		hgc_tool_opts_release(&o);
-		return HGC_EXIT_FAIL;
 	}
 	hgc_tool_session_init(&s);
 	hgc_tool_session_load(&s, &o.paths);

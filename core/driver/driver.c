@@ -123,6 +123,29 @@ struct hgc_tir_module *hgc_driver_lower(const struct hgc_graph *g,
 	return m;
 }
 
+/* `hgc compile --dump=fused`: the graph after the passes and the fusion plan. */
+int hgc_driver_dump_fused(FILE *out, const struct hgc_graph *g,
+			  const struct hgc_driver_opts *o, struct hgc_diag *d)
+{
+	struct hgc_fusion fu = {0};
+	struct hgc_graph *work = graph_passes(g, o, d);
+
+	if (!work)
+		return -1;
+	fprintf(out, "# the graph after the graph passes\n");
+	hgc_graph_print(out, work);
+	if (hgc_fused_pass_off(o->rules, o->nrules, "fuse")) {
+		fprintf(out, "# fusion plan: off (pass fuse = off)\n");
+	} else {
+		hgc_fusion_plan(work, &fu);
+		fprintf(out, "# fusion plan: %d fused op%s\n", fu.n, fu.n == 1 ? "" : "s");
+		hgc_fusion_print(out, &fu);
+		hgc_fusion_release(&fu);
+	}
+	hgc_graph_free(work);
+	return 0;
+}
+
 /* Compile a verified module with the chosen backend. */
 static struct hgc_compiled *backend(const struct hgc_tir_module *m,
 				    const struct hgc_driver_opts *o, struct hgc_diag *d)

@@ -83,6 +83,9 @@ const char *hgc_driver_backend_name(enum hgc_driver_backend b);
 struct hgc_tir_module *hgc_driver_lower(const struct hgc_graph *g,
 					const struct hgc_driver_opts *o, char **plan,
 					struct hgc_diag *d);
+/* Print the graph after the graph passes and its fusion plan (`--dump=fused`). */
+int hgc_driver_dump_fused(FILE *out, const struct hgc_graph *g,
+			  const struct hgc_driver_opts *o, struct hgc_diag *d);
 /* Lower g and compile it for o->backend, without the cache; NULL with d set. */
 struct hgc_compiled *hgc_driver_build(const struct hgc_graph *g, const struct hgc_driver_opts *o,
 				      char **plan, struct hgc_diag *d);

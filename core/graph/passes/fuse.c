@@ -212,8 +212,10 @@ void hgc_fusion_print(FILE *out, const struct hgc_fusion *f)
 		for (j = 0; j < f->ops[i].nmembers; j++) {
 			fputc(' ', out);
 			op_name(out, f->ops[i].member[j]);
-			fputc(j + 1 < f->ops[i].nmembers ? ',' : '\n', out);
+			if (j + 1 < f->ops[i].nmembers)
+				fputc(',', out);
 		}
+		fputc('\n', out);
 	}
 }
 
