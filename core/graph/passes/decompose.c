@@ -348,37 +348,29 @@ static decomp_fn *const quant_ops[HGC_OP_COUNT] = {
 	[HGC_OP_DEQUANTIZE] = dequantize,
 };
 
+/* Which table to use and which kinds to keep. */
+struct decomp {
+	decomp_fn *const *table;
+	const bool *keep;
+};
+
+/* The decomposition of op, if the table has one and keep does not hold it. */
+static struct hgc_tensor *decompose_one(struct hgc_pb *b, struct hgc_op *op, void *ctx)
+{
+	const struct decomp *c = ctx;
+
+	if (!c->table[op->kind] || (c->keep && c->keep[op->kind]))
+		return NULL;
+	return c->table[op->kind](b, op);
+}
+
 /* Rewrite every op the table has a decomposition for (and keep does not hold). */
 static int run(struct hgc_graph *g, decomp_fn *const *table, const bool *keep,
 	       struct hgc_diag *d)
 {
-	size_t n = g->ops.len, i;
-	bool *dead = hgc_xcalloc(n + 1, sizeof(*dead));
-	struct hgc_graph_uses u;
-	struct hgc_pb b;
-	int changes = 0, r;
+	struct decomp c = { table, keep };
 
-	hgc_graph_uses_init(&u, g);
-	hgc_pb_init(&b, g, d);
-	for (i = 0; i < n; i++) {
-		struct hgc_op *op = HGC_GRAPH_OP(g, i);
-		struct hgc_tensor *y;
-
-		if (!table[op->kind] || (keep && keep[op->kind]))
-			continue;
-		hgc_pb_at(&b, op);
-		if (!(y = table[op->kind](&b, op)))
-			continue;
-		if (!y->name && y->producer && (size_t)y->producer->id >= n)
-			y->name = op->out[0]->name;
-		hgc_graph_uses_replace(&u, g, op->out[0], y);
-		dead[i] = true;
-		changes++;
-	}
-	hgc_graph_uses_release(&u);
-	r = hgc_pb_finish(&b, dead, n);
-	free(dead);
-	return r ? -1 : changes;
+	return hgc_pb_rewrite(g, decompose_one, &c, d);
 }
 
 /* Complex ops into basic ones, but Quantize and Dequantize (lowprec needs them). */

@@ -253,37 +253,21 @@ static struct hgc_tensor *conv(struct hgc_pb *b, const struct hgc_op *op)
 	return rescale(b, op, &x, &w, acc, out_axis, bias);
 }
 
+/* The integer form of a quantized MatMul or Convolution, or NULL. */
+static struct hgc_tensor *lower_precision(struct hgc_pb *b, struct hgc_op *op, void *ctx)
+{
+	(void)ctx;
+	if (op->kind == HGC_OP_MATMUL)
+		return matmul(b, op);
+	if (op->kind == HGC_OP_CONVOLUTION)
+		return conv(b, op);
+	return NULL;
+}
+
 /* Rewrite every quantized MatMul and Convolution; the number rewritten. */
 int hgc_pass_lowprec(struct hgc_graph *g, const struct hgc_pass_switches *sw,
 		     struct hgc_diag *d)
 {
-	size_t n = g->ops.len, i;
-	bool *dead = hgc_xcalloc(n + 1, sizeof(*dead));
-	struct hgc_graph_uses u;
-	struct hgc_pb b;
-	int changes = 0, r;
-
 	(void)sw;
-	hgc_graph_uses_init(&u, g);
-	hgc_pb_init(&b, g, d);
-	for (i = 0; i < n; i++) {
-		struct hgc_op *op = HGC_GRAPH_OP(g, i);
-		struct hgc_tensor *y = NULL;
-
-		hgc_pb_at(&b, op);
-		if (op->kind == HGC_OP_MATMUL)
-			y = matmul(&b, op);
-		else if (op->kind == HGC_OP_CONVOLUTION)
-			y = conv(&b, op);
-		if (!y)
-			continue;
-		y->name = op->out[0]->name;
-		hgc_graph_uses_replace(&u, g, op->out[0], y);
-		dead[i] = true;
-		changes++;
-	}
-	hgc_graph_uses_release(&u);
-	r = hgc_pb_finish(&b, dead, n);
-	free(dead);
-	return r ? -1 : changes;
+	return hgc_pb_rewrite(g, lower_precision, NULL, d);
 }

@@ -41,6 +41,16 @@ struct hgc_tensor *hgc_pb_end(struct hgc_pb *b, struct hgc_op *op);
  */
 int hgc_pb_finish(struct hgc_pb *b, const bool *dead, size_t n);
 
+/* A rewrite of op: the tensor that replaces its output, or NULL to keep op. */
+typedef struct hgc_tensor *hgc_pb_rewrite_fn(struct hgc_pb *b, struct hgc_op *op, void *ctx);
+/*
+ * The loop of the rewriting passes: offer every op of g to fn, redirect the
+ * readers of a rewritten op's output to the replacement (which takes the old
+ * name when it is new and unnamed), then hgc_pb_finish.  The number
+ * rewritten, or -1 with d set.
+ */
+int hgc_pb_rewrite(struct hgc_graph *g, hgc_pb_rewrite_fn *fn, void *ctx, struct hgc_diag *d);
+
 /* Shorthands for finished ops. */
 struct hgc_tensor *hgc_pb_unary(struct hgc_pb *b, enum hgc_op_kind kind, enum hgc_dtype out,
 				struct hgc_tensor *x);

@@ -244,3 +244,33 @@ int hgc_pb_finish(struct hgc_pb *b, const bool *dead, size_t n)
 				 b->failed, b->failed == 1 ? "" : "s");
 	return r;
 }
+
+/* The loop every rewriting pass shares (passes_int.h). */
+int hgc_pb_rewrite(struct hgc_graph *g, hgc_pb_rewrite_fn *fn, void *ctx, struct hgc_diag *d)
+{
+	size_t n = g->ops.len, i;
+	bool *dead = hgc_xcalloc(n + 1, sizeof(*dead));
+	struct hgc_graph_uses u;
+	struct hgc_pb b;
+	int changes = 0, r;
+
+	hgc_graph_uses_init(&u, g);
+	hgc_pb_init(&b, g, d);
+	for (i = 0; i < n; i++) {
+		struct hgc_op *op = HGC_GRAPH_OP(g, i);
+		struct hgc_tensor *y;
+
+		hgc_pb_at(&b, op);
+		if (!(y = fn(&b, op, ctx)))
+			continue;
+		if (!y->name && y->producer && (size_t)y->producer->id >= n)
+			y->name = op->out[0]->name;
+		hgc_graph_uses_replace(&u, g, op->out[0], y);
+		dead[i] = true;
+		changes++;
+	}
+	hgc_graph_uses_release(&u);
+	r = hgc_pb_finish(&b, dead, n);
+	free(dead);
+	return r ? -1 : changes;
+}

@@ -56,36 +56,19 @@ static struct hgc_tensor *to_channels_last(struct hgc_pb *b, const struct hgc_op
 	return hgc_pb_transpose(b, hgc_pb_end(b, n), to_nchw);
 }
 
+/* The channels-last form of an NCX op between transposes, or NULL. */
+static struct hgc_tensor *channels_last(struct hgc_pb *b, struct hgc_op *op, void *ctx)
+{
+	(void)ctx;
+	return nchw_op(op) ? to_channels_last(b, op) : NULL;
+}
+
 /* Insert the transposes around every NCX op; the number converted. */
 int hgc_pass_channels_last(struct hgc_graph *g, const struct hgc_pass_switches *sw,
 			   struct hgc_diag *d)
 {
-	size_t n = g->ops.len, i;
-	bool *dead = hgc_xcalloc(n + 1, sizeof(*dead));
-	struct hgc_graph_uses u;
-	struct hgc_pb b;
-	int changes = 0, r;
-
 	(void)sw;
-	hgc_graph_uses_init(&u, g);
-	hgc_pb_init(&b, g, d);
-	for (i = 0; i < n; i++) {
-		struct hgc_op *op = HGC_GRAPH_OP(g, i);
-		struct hgc_tensor *y;
-
-		if (!nchw_op(op))
-			continue;
-		hgc_pb_at(&b, op);
-		y = to_channels_last(&b, op);
-		y->name = op->out[0]->name;
-		hgc_graph_uses_replace(&u, g, op->out[0], y);
-		dead[i] = true;
-		changes++;
-	}
-	hgc_graph_uses_release(&u);
-	r = hgc_pb_finish(&b, dead, n);
-	free(dead);
-	return r ? -1 : changes;
+	return hgc_pb_rewrite(g, channels_last, NULL, d);
 }
 
 /* One round of the transpose pass: use counts kept current as ops come and go. */
