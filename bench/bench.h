@@ -2,7 +2,8 @@
  * bench.h: the benchmark harness that measures hgc against its peers
  * (oneDNN primitives, OpenBLAS sgemm) in one process, as ratios.
  *
- * A workload is a matmul or a convolution in one data type.  Every peer
+ * A workload is a matmul or a convolution in one data type, or a subgraph
+ * (an MLP, an attention core, a LayerNorm) loaded from a spec file.  Every peer
  * sees the same inputs in plain layouts (struct hgc_bench_io) and turns a
  * workload into a kernel: a closure the harness warms up, times (median of
  * repeated runs) and checks against a naive reference on sampled outputs.
@@ -16,11 +17,13 @@
 #include <stdint.h>
 
 #include "core/util/util.h"
+#include "dsl/dsl.h"
 
 /* Workload kinds; ORDER: the prepare tables of every peer are indexed by it. */
 enum hgc_bench_kind {
 	HGC_BENCH_MATMUL,
 	HGC_BENCH_CONV,
+	HGC_BENCH_GRAPH,	/* a spec's graph (struct hgc_bench_work.spec) */
 	HGC_BENCH_NKINDS
 };
 
@@ -74,6 +77,10 @@ struct hgc_bench_work {
 	int64_t file_mb;		/* conv: mb in the shape file */
 	double flops;			/* 2 x multiply-adds */
 	int quick;			/* part of the --quick subset */
+	const char *set;		/* summary set: "matmul_bert", "matmul_int8_dlrm", "conv", "mlp" ... */
+	const char *spec_file;		/* graph: the spec file, relative to the repository */
+	const struct hgc_spec *spec;	/* graph: the loaded spec (its graph and generators) */
+	int large;			/* graph: outside spec/, too large for the routine check */
 };
 
 /*
@@ -91,6 +98,11 @@ struct hgc_bench_io {
 	int64_t *sample_at;		/* element index into dst of each sample */
 	double *sample_ref;		/* reference value of each sample */
 	double *sample_tol;		/* allowed absolute error of each sample */
+	/* graph: dense buffers of every graph input and output, in graph order;
+	   dst and dst_bytes alias output 0, the one that is checked */
+	int nin, nout;
+	void **in, **out;
+	const char *ref_from;		/* graph: where the samples come from ("interpreter" ...) */
 };
 
 /*
@@ -130,6 +142,7 @@ struct hgc_bench_opts {
 	int quick;			/* the small subset, shorter timing */
 	const char *json;		/* where to write the rows, or NULL */
 	const char *anchors;		/* the shared anchors directory */
+	const char *root;		/* the repository (spec/, bench/specs/), or NULL */
 	int64_t conv_mb;		/* convolution batch as run */
 	double budget;			/* seconds of timed runs per measurement */
 	int min_iters, max_iters;	/* bounds on timed runs per measurement */
@@ -145,6 +158,10 @@ struct hgc_bench_peak {
 	const char *i8_how;		/* "vpdpbusd zmm", or the AVX2 sequence */
 };
 
+/* Where a graph's reference samples come from: the interpreter up to this many
+   flops, oneDNN's op-by-op result beyond (the interpreter is slow there). */
+#define HGC_BENCH_INTERP_MAX_FLOPS 4e9
+
 /* shapes.c: benchdnn shape files */
 int hgc_bench_parse_line(enum hgc_bench_kind kind, const char *line, const struct hgc_loc *loc,
 			 struct hgc_arena *a, struct hgc_bench_shape *out, struct hgc_diag *d);
@@ -156,15 +173,20 @@ char *hgc_bench_shape_text(const struct hgc_bench_shape *s, struct hgc_arena *a)
 const char *hgc_bench_find_anchors(struct hgc_arena *a);
 
 /* workloads.c: the measured set, its names and sizes */
+const char *hgc_bench_find_root(struct hgc_arena *a);
 int hgc_bench_workloads(const struct hgc_bench_opts *o, struct hgc_arena *a,
 			struct hgc_vec *out, struct hgc_diag *d);
 int64_t hgc_bench_mm_batch(const struct hgc_bench_matmul *mm);
 void hgc_bench_mm_operands(const struct hgc_bench_matmul *mm, int64_t b, int64_t *src_b,
 			   int64_t *wei_b);
 double hgc_bench_flops(const struct hgc_bench_shape *s);
+double hgc_bench_graph_flops(const struct hgc_graph *g);
+void hgc_bench_specs_release(void);
 
 /* check.c: buffers, reference samples, checks */
 void hgc_bench_io_init(struct hgc_bench_io *io, const struct hgc_bench_work *w);
+int hgc_bench_io_graph_ref(struct hgc_bench_io *io, const struct hgc_bench_work *w,
+			   struct hgc_diag *d);
 void hgc_bench_io_release(struct hgc_bench_io *io);
 void hgc_bench_io_poison(const struct hgc_bench_io *io);
 int hgc_bench_io_check(const struct hgc_bench_io *io, const struct hgc_bench_work *w,
@@ -179,6 +201,7 @@ void hgc_bench_peak_measure(struct hgc_bench_peak *p, int max_threads, double se
 
 /* The peers: hgc.c, onednn.c, openblas.c */
 extern const struct hgc_bench_peer hgc_bench_peer_hgc;
+extern const struct hgc_bench_peer hgc_bench_peer_hgc_nofusion;
 extern const struct hgc_bench_peer hgc_bench_peer_onednn;
 extern const struct hgc_bench_peer hgc_bench_peer_onednn_packed;
 extern const struct hgc_bench_peer hgc_bench_peer_openblas;
@@ -186,6 +209,9 @@ void hgc_bench_omp_threads(int threads);
 int hgc_bench_onednn_mlp_create_ms(double *cold_ms, double *cached_ms, struct hgc_diag *d);
 const char *hgc_bench_onednn_version(struct hgc_arena *a);
 void hgc_bench_onednn_shutdown(void);
+/* onednn_graph.c: a spec's graph run op by op with oneDNN primitives, as a framework does */
+int hgc_bench_onednn_graph(const struct hgc_bench_work *w, const struct hgc_bench_io *io,
+			   int packed, struct hgc_bench_kernel *k, struct hgc_diag *d);
 const char *hgc_bench_openblas_config(void);
 void hgc_bench_openblas_keep_pinned(int on);
 

@@ -185,13 +185,120 @@ static float *int8_scales(const struct hgc_bench_matmul *m)
 	return s;
 }
 
-/* Allocate and fill the buffers of a workload and compute the reference samples. */
+/* The buffers of a graph workload: every input made by its spec's generator,
+   every output allocated; output 0 is dst.  Samples are placed, not computed. */
+static void graph_io_init(struct hgc_bench_io *io, const struct hgc_bench_work *w)
+{
+	const struct hgc_graph *g = w->spec->graph;
+	struct hgc_diag d;
+	int i;
+
+	io->nin = (int)g->inputs.len;
+	io->nout = (int)g->outputs.len;
+	io->in = hgc_xcalloc((size_t)io->nin, sizeof(void *));
+	io->out = hgc_xcalloc((size_t)io->nout, sizeof(void *));
+	hgc_diag_init(&d);
+	for (i = 0; i < io->nin; i++) {
+		io->in[i] = big_alloc(hgc_tensor_nbytes(HGC_GRAPH_INPUT(g, i)));
+		if (hgc_gen_fill(&w->spec->gens[i], HGC_GRAPH_INPUT(g, i), io->in[i], &d) < 0)
+			hgc_bug("%s: %s", w->name, hgc_diag_text(&d));
+	}
+	hgc_diag_release(&d);
+	for (i = 0; i < io->nout; i++)
+		io->out[i] = big_alloc(hgc_tensor_nbytes(HGC_GRAPH_OUTPUT(g, i)));
+	io->dst = io->out[0];
+	io->dst_bytes = hgc_tensor_nbytes(HGC_GRAPH_OUTPUT(g, 0));
+	io->nsample = NSAMPLE;
+	io->sample_at = hgc_xcalloc(NSAMPLE, sizeof(int64_t));
+	io->sample_ref = hgc_xcalloc(NSAMPLE, sizeof(double));
+	io->sample_tol = hgc_xcalloc(NSAMPLE, sizeof(double));
+	for (i = 0; i < NSAMPLE; i++) {
+		int64_t n = hgc_tensor_nelems(HGC_GRAPH_OUTPUT(g, 0));
+
+		io->sample_at[i] = i == 0 ? 0 : i == 1 ? n - 1 : (int64_t)(mix((uint64_t)i) % (uint64_t)n);
+	}
+}
+
+/* Take the samples of output 0 from buf (f32) as the reference, with the
+   spec's tolerance scaled by slack. */
+static void take_samples(struct hgc_bench_io *io, const struct hgc_bench_work *w,
+			 const float *buf, double slack)
+{
+	double rtol = w->spec->has_tol ? w->spec->rtol : 1e-5;
+	double atol = w->spec->has_tol ? w->spec->atol : 1e-6;
+	int s;
+
+	for (s = 0; s < io->nsample; s++) {
+		io->sample_ref[s] = buf[io->sample_at[s]];
+		io->sample_tol[s] = slack * (atol + rtol * fabs(io->sample_ref[s]));
+	}
+}
+
+/* The reference from the interpreter (double precision inside). */
+static int interp_ref(struct hgc_bench_io *io, const struct hgc_bench_work *w,
+		      struct hgc_diag *d)
+{
+	const struct hgc_graph *g = w->spec->graph;
+	void **out = hgc_xcalloc((size_t)io->nout, sizeof(void *));
+	int i, r;
+
+	for (i = 0; i < io->nout; i++)
+		out[i] = big_alloc(hgc_tensor_nbytes(HGC_GRAPH_OUTPUT(g, i)));
+	r = hgc_interp_run(g, (const void *const *)io->in, out, d);
+	if (!r)
+		take_samples(io, w, out[0], 1);
+	for (i = 0; i < io->nout; i++)
+		free(out[i]);
+	free(out);
+	io->ref_from = "interpreter";
+	return r;
+}
+
+/* The reference from oneDNN's op-by-op result (f32 against f32: twice the
+   spec's tolerance), when the interpreter would take minutes. */
+static int onednn_ref(struct hgc_bench_io *io, const struct hgc_bench_work *w,
+		      struct hgc_diag *d)
+{
+	struct hgc_bench_kernel k = {0};
+	int r = hgc_bench_onednn_graph(w, io, 0, &k, d);
+
+	if (r)
+		return -1;
+	k.run(k.ctx);
+	if (!k.fetch || !(r = k.fetch(k.ctx, io, d)))
+		take_samples(io, w, io->dst, 2);
+	k.release(k.ctx);
+	io->ref_from = "onednn";
+	return r ? -1 : 0;
+}
+
+/*
+ * The reference samples of a graph workload: the interpreter's output up to
+ * HGC_BENCH_INTERP_MAX_FLOPS, oneDNN's op-by-op output beyond.  Only f32
+ * outputs are checked.  -1 with d set.
+ */
+int hgc_bench_io_graph_ref(struct hgc_bench_io *io, const struct hgc_bench_work *w,
+			   struct hgc_diag *d)
+{
+	if (HGC_GRAPH_OUTPUT(w->spec->graph, 0)->dtype != HGC_DT_F32)
+		return hgc_error(d, NULL, "%s: only f32 outputs are checked", w->name);
+	if (w->flops <= HGC_BENCH_INTERP_MAX_FLOPS)
+		return interp_ref(io, w, d);
+	return onednn_ref(io, w, d);
+}
+
+/* Allocate and fill the buffers of a workload and compute the reference samples
+   (for a graph: hgc_bench_io_graph_ref computes them). */
 void hgc_bench_io_init(struct hgc_bench_io *io, const struct hgc_bench_work *w)
 {
 	int64_t n[3];
 	size_t esz = w->dt == HGC_BENCH_INT8 ? 1 : 4;
 
 	memset(io, 0, sizeof(*io));
+	if (w->shape.kind == HGC_BENCH_GRAPH) {
+		graph_io_init(io, w);
+		return;
+	}
 	counts(w, n);
 	io->src_bytes = (size_t)n[0] * esz;
 	io->wei_bytes = (size_t)n[1] * esz;
@@ -213,6 +320,16 @@ void hgc_bench_io_init(struct hgc_bench_io *io, const struct hgc_bench_work *w)
 /* Free what hgc_bench_io_init allocated. */
 void hgc_bench_io_release(struct hgc_bench_io *io)
 {
+	int i;
+
+	for (i = 0; i < io->nin; i++)
+		free(io->in[i]);
+	for (i = 0; i < io->nout; i++)
+		free(io->out[i]);
+	free(io->in);
+	free(io->out);
+	if (io->nout)
+		io->dst = NULL;
 	free(io->src);
 	free(io->wei);
 	free(io->dst);

@@ -19,9 +19,12 @@
 /* A compiled graph and the buffers it runs on. */
 struct run {
 	struct hgc_driver_graph *h;
-	const void *in[2];
-	void *out[1];
+	const void **in;		/* graph inputs, in graph order (malloc'ed) */
+	void **out;			/* graph outputs (malloc'ed) */
 };
+
+/* The rule that switches fusion off: the "hgc_nofusion" column. */
+static const struct hgc_tmpl_rule fuse_off = {"pass", "fuse", "off", {0}};
 
 /* The timed call: one run of the compiled graph. */
 static void run_graph(void *ctx)
@@ -41,6 +44,8 @@ static void release(void *ctx)
 	struct run *r = ctx;
 
 	hgc_driver_release(r->h);
+	free(r->in);
+	free(r->out);
 	free(r);
 }
 
@@ -61,20 +66,25 @@ static void set_str(struct hgc_graph *g, struct hgc_op *op, const char *name, co
 	hgc_op_set_attr(g, op, &a);
 }
 
-/* Compile g (one op, finished) and make the kernel; the first run outside the timing. */
-static int finish(struct hgc_graph *g, struct hgc_op *op, const struct hgc_bench_io *io,
-		  struct hgc_bench_kernel *k, struct hgc_diag *d)
+/*
+ * Compile g (finished) with fusion on or off into a kernel over in and
+ * out (copied); the first run, which packs the constants, outside the timing.
+ */
+static int compile(const struct hgc_graph *g, bool nofusion, int nin, void *const *in, int nout,
+		   void *const *out, struct hgc_bench_kernel *k, struct hgc_diag *d)
 {
 	struct hgc_driver_opts o;
 	struct run *r;
 	double t0;
+	int i;
 
-	if (hgc_graph_finish_op(g, op, d) < 0)
-		return -1;
-	hgc_graph_add_output(g, op->out[0]);
 	hgc_driver_opts_init(&o);
 	o.disk_cache = false;
 	o.threads = omp_get_max_threads();
+	if (nofusion) {
+		o.rules = &fuse_off;
+		o.nrules = 1;
+	}
 	r = hgc_xcalloc(1, sizeof(*r));
 	t0 = hgc_now();
 	r->h = hgc_driver_compile(g, &o, NULL, d);
@@ -83,15 +93,44 @@ static int finish(struct hgc_graph *g, struct hgc_op *op, const struct hgc_bench
 		free(r);
 		return -1;
 	}
-	r->in[0] = io->src;
-	r->in[1] = io->wei;
-	r->out[0] = io->dst;
+	r->in = hgc_xcalloc((size_t)nin, sizeof(void *));
+	r->out = hgc_xcalloc((size_t)nout, sizeof(void *));
+	for (i = 0; i < nin; i++)
+		r->in[i] = in[i];
+	for (i = 0; i < nout; i++)
+		r->out[i] = out[i];
 	run_graph(r);
 	k->run = run_graph;
 	k->release = release;
 	k->ctx = r;
-	k->impl = "jit";
+	k->impl = nofusion ? "jit, fuse off" : "jit";
 	return 0;
+}
+
+/* Finish the one op of g, make its output the graph's, compile with fusion on. */
+static int finish(struct hgc_graph *g, struct hgc_op *op, const struct hgc_bench_io *io,
+		  struct hgc_bench_kernel *k, struct hgc_diag *d)
+{
+	void *in[2] = {io->src, io->wei};
+
+	if (hgc_graph_finish_op(g, op, d) < 0)
+		return -1;
+	hgc_graph_add_output(g, op->out[0]);
+	return compile(g, false, 2, in, 1, &io->dst, k, d);
+}
+
+/* A spec's graph as it is, fusion on. */
+static int prepare_graph(const struct hgc_bench_work *w, const struct hgc_bench_io *io,
+			 struct hgc_bench_kernel *k, struct hgc_diag *d)
+{
+	return compile(w->spec->graph, false, io->nin, io->in, io->nout, io->out, k, d);
+}
+
+/* A spec's graph with `pass fuse = off`. */
+static int prepare_graph_nofusion(const struct hgc_bench_work *w, const struct hgc_bench_io *io,
+				  struct hgc_bench_kernel *k, struct hgc_diag *d)
+{
+	return compile(w->spec->graph, true, io->nin, io->in, io->nout, io->out, k, d);
 }
 
 /* MatMul(src variable, wei constant) in f32. */
@@ -153,6 +192,13 @@ static int prepare_conv(const struct hgc_bench_work *w, const struct hgc_bench_i
 
 const struct hgc_bench_peer hgc_bench_peer_hgc = {
 	.name = "hgc",
-	.prepare = {[HGC_BENCH_MATMUL] = prepare_matmul, [HGC_BENCH_CONV] = prepare_conv},
+	.prepare = {[HGC_BENCH_MATMUL] = prepare_matmul, [HGC_BENCH_CONV] = prepare_conv,
+		    [HGC_BENCH_GRAPH] = prepare_graph},
+	.begin = hgc_bench_omp_threads,
+};
+
+const struct hgc_bench_peer hgc_bench_peer_hgc_nofusion = {
+	.name = "hgc_nofusion",
+	.prepare = {[HGC_BENCH_GRAPH] = prepare_graph_nofusion},
 	.begin = hgc_bench_omp_threads,
 };

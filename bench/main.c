@@ -9,16 +9,17 @@
 
 #include <getopt.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* The columns, in table and JSON order. */
 static const struct hgc_bench_peer *const peers[] = {
-	&hgc_bench_peer_hgc, &hgc_bench_peer_onednn, &hgc_bench_peer_onednn_packed,
-	&hgc_bench_peer_openblas,
+	&hgc_bench_peer_hgc, &hgc_bench_peer_hgc_nofusion, &hgc_bench_peer_onednn,
+	&hgc_bench_peer_onednn_packed, &hgc_bench_peer_openblas,
 };
-enum { COL_HGC, COL_ONEDNN, COL_PACKED, COL_OPENBLAS, NCOLS };
+enum { COL_HGC, COL_NOFUSION, COL_ONEDNN, COL_PACKED, COL_OPENBLAS, NCOLS };
 
 /* What became of one cell. */
 enum cell { CELL_MEASURED, CELL_NA, CELL_WRONG, CELL_ERROR };
@@ -196,7 +197,7 @@ static void rates(const struct bench *b, struct row *r)
 	double core = r->w->dt == HGC_BENCH_INT8 ? b->peak.i8_core : b->peak.f32_core;
 
 	r->gflops = r->peak_frac = -1;
-	if (r->cell[col] != CELL_MEASURED || r->ms[col] <= 0)
+	if (r->cell[col] != CELL_MEASURED || r->ms[col] <= 0 || r->w->flops <= 0)
 		return;
 	r->gflops = r->w->flops / (r->ms[col] * 1e-3) * 1e-9;
 	if (core > 0)
@@ -218,8 +219,8 @@ static const char *fmt_ms(char *buf, const struct row *r, int col)
 /* The table's header. */
 static void print_header(void)
 {
-	printf("\n%-40s %3s %10s %10s %10s %10s %8s %6s %8s  %s\n", "name", "thr", "hgc ms",
-	       "onednn ms", "packed ms", "oblas ms", "GFLOP/s", "%peak", "hgc/dnnl",
+	printf("\n%-40s %3s %10s %10s %10s %10s %10s %8s %6s %8s  %s\n", "name", "thr", "hgc ms",
+	       "nofus ms", "onednn ms", "packed ms", "oblas ms", "GFLOP/s", "%peak", "hgc/dnnl",
 	       "onednn impl (plain / packed)");
 }
 
@@ -239,11 +240,28 @@ static void print_row(const struct row *r)
 		snprintf(f, sizeof(f), "%.1f", 100 * r->peak_frac);
 	if (r->cell[COL_HGC] == CELL_MEASURED && best > 0)
 		snprintf(s, sizeof(s), "%.2fx", best / r->ms[COL_HGC]);
-	printf("%-40s %3d %10s %10s %10s %10s %8s %6s %8s  %s / %s\n", r->w->name, r->threads,
-	       fmt_ms(c[0], r, 0), fmt_ms(c[1], r, 1), fmt_ms(c[2], r, 2), fmt_ms(c[3], r, 3), g, f,
-	       s, r->impl[COL_ONEDNN] ? r->impl[COL_ONEDNN] : "-",
+	printf("%-40s %3d %10s %10s %10s %10s %10s %8s %6s %8s  %s / %s\n", r->w->name, r->threads,
+	       fmt_ms(c[0], r, 0), fmt_ms(c[1], r, 1), fmt_ms(c[2], r, 2), fmt_ms(c[3], r, 3),
+	       fmt_ms(c[4], r, 4), g, f, s, r->impl[COL_ONEDNN] ? r->impl[COL_ONEDNN] : "-",
 	       r->impl[COL_PACKED] ? r->impl[COL_PACKED] : "-");
 	fflush(stdout);
+}
+
+/* A graph's reference samples (interpreter or oneDNN), at the first thread count. */
+static int graph_ref(struct bench *b, struct hgc_bench_io *io, const struct hgc_bench_work *w)
+{
+	struct hgc_diag d;
+	int r;
+
+	hgc_diag_init(&d);
+	hgc_bench_omp_threads(b->o.threads[b->o.nthreads - 1]);
+	r = hgc_bench_io_graph_ref(io, w, &d);
+	if (r < 0) {
+		fprintf(stderr, "hgc-bench: %s: no reference:\n%s", w->name, hgc_diag_text(&d));
+		b->failed = 1;
+	}
+	hgc_diag_release(&d);
+	return r;
 }
 
 /* Every thread count of one workload. */
@@ -254,6 +272,10 @@ static void workload(struct bench *b, const struct hgc_bench_work *w)
 	int t, col;
 
 	hgc_bench_io_init(&io, w);
+	if (w->shape.kind == HGC_BENCH_GRAPH && graph_ref(b, &io, w) < 0) {
+		hgc_bench_io_release(&io);
+		return;
+	}
 	for (t = 0; t < b->o.nthreads; t++) {
 		r = hgc_vec_push(&b->rows);
 		r->w = w;
@@ -276,8 +298,8 @@ static json_t *num_or_null(double v)
 /* One row as a JSON object (a wrong result counts as not measured). */
 static json_t *row_json(const struct row *r)
 {
-	static const char *const keys[NCOLS] = {"hgc_ms", "onednn_ms", "onednn_packed_ms",
-						"openblas_ms"};
+	static const char *const keys[NCOLS] = {"hgc_ms", "hgc_nofusion_ms", "onednn_ms",
+						"onednn_packed_ms", "openblas_ms"};
 	json_t *o = json_object();
 	int i;
 
@@ -290,6 +312,7 @@ static json_t *row_json(const struct row *r)
 	json_object_set_new(o, "peak_frac", num_or_null(r->peak_frac));
 	json_object_set_new(o, "compile_ms", num_or_null(r->compile_ms));
 	json_object_set_new(o, "shape", json_string(r->w->shape_text));
+	json_object_set_new(o, "set", json_string(r->w->set));
 	return o;
 }
 
@@ -413,6 +436,80 @@ static void list_work(const struct bench *b)
 	}
 }
 
+/* Running geometric mean of ratios. */
+struct gmean {
+	double log_sum;
+	int n;
+};
+
+/* Add num / den to m when both cells were measured. */
+static void gm_add(struct gmean *m, const struct row *r, int num, int den)
+{
+	if (r->cell[num] == CELL_MEASURED && r->cell[den] == CELL_MEASURED && r->ms[num] > 0 &&
+	    r->ms[den] > 0) {
+		m->log_sum += log(r->ms[num] / r->ms[den]);
+		m->n++;
+	}
+}
+
+/* "1.23x (n)" or "-". */
+static const char *gm_fmt(char *buf, const struct gmean *m)
+{
+	if (!m->n)
+		return "-";
+	snprintf(buf, 24, "%.3fx (%d)", exp(m->log_sum / m->n), m->n);
+	return buf;
+}
+
+/* The geometric means of one set at one thread count. */
+static void summary_line(const struct bench *b, const char *set, int threads)
+{
+	struct gmean plain = {0}, packed = {0}, best = {0}, fusion = {0};
+	char t[4][24];
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < b->rows.len; i++) {
+		const struct row *r = &HGC_VEC_AT(&b->rows, struct row, i);
+		int bc = r->cell[COL_PACKED] == CELL_MEASURED &&
+			 (r->cell[COL_ONEDNN] != CELL_MEASURED || r->ms[COL_PACKED] < r->ms[COL_ONEDNN])
+			 ? COL_PACKED : COL_ONEDNN;
+
+		if (strcmp(r->w->set, set) || r->threads != threads)
+			continue;
+		n++;
+		gm_add(&plain, r, COL_ONEDNN, COL_HGC);
+		gm_add(&packed, r, COL_PACKED, COL_HGC);
+		gm_add(&best, r, bc, COL_HGC);
+		gm_add(&fusion, r, COL_NOFUSION, COL_HGC);
+	}
+	printf("%-26s %3d %4d  %-14s %-14s %-14s %s\n", set, threads, n, gm_fmt(t[0], &plain),
+	       gm_fmt(t[1], &packed), gm_fmt(t[2], &best), gm_fmt(t[3], &fusion));
+}
+
+/* Geometric-mean speedups of hgc per set and thread count (the issues' targets). */
+static void print_summary(const struct bench *b)
+{
+	size_t i, j;
+	int t;
+
+	printf("\ngeometric means of speedups (other ms / hgc ms: above 1, hgc is faster;"
+	       " (n) = rows with both measured)\n");
+	printf("%-26s %3s %4s  %-14s %-14s %-14s %s\n", "set", "thr", "rows", "onednn/hgc",
+	       "packed/hgc", "best/hgc", "nofusion/hgc");
+	for (i = 0; i < b->work.len; i++) {
+		const char *set = HGC_VEC_AT(&b->work, struct hgc_bench_work, i).set;
+
+		for (j = 0; j < i; j++)
+			if (!strcmp(HGC_VEC_AT(&b->work, struct hgc_bench_work, j).set, set))
+				break;
+		if (j < i)
+			continue;
+		for (t = 0; t < b->o.nthreads; t++)
+			summary_line(b, set, b->o.threads[t]);
+	}
+}
+
 /* Run every workload, then the summary and the JSON file. */
 static int run_all(struct bench *b)
 {
@@ -422,6 +519,7 @@ static int run_all(struct bench *b)
 	print_header();
 	for (i = 0; i < b->work.len; i++)
 		workload(b, &HGC_VEC_AT(&b->work, struct hgc_bench_work, i));
+	print_summary(b);
 	for (i = 0; i < b->reasons.len; i++)
 		printf("%s %s\n", i ? "      " : "n/a:", HGC_VEC_AT(&b->reasons, const char *, i));
 	printf("load average after the run: %.2f\n", loadavg());
@@ -441,6 +539,7 @@ static int load(struct bench *b)
 		fprintf(stderr, "hgc-bench: cannot find ../shared/anchors; set HGC_ANCHORS\n");
 		return -1;
 	}
+	b->o.root = hgc_bench_find_root(&b->a);
 	hgc_diag_init(&d);
 	r = hgc_bench_workloads(&b->o, &b->a, &b->work, &d);
 	if (r < 0)
@@ -469,6 +568,7 @@ int main(int argc, char **argv)
 	else if (r == 0)
 		r = run_all(&b);
 	hgc_bench_onednn_shutdown();
+	hgc_bench_specs_release();
 	hgc_vec_release(&b.reasons);
 	hgc_vec_release(&b.rows);
 	hgc_vec_release(&b.work);

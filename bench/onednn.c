@@ -10,7 +10,7 @@
  * timed runs, and a conv dst is reordered back only to check it.  Only
  * primitive execution is timed.
  */
-#include "bench/bench.h"
+#include "bench/onednn_int.h"
 
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>
@@ -328,15 +328,22 @@ static int conv_packed(const struct hgc_bench_work *w, const struct hgc_bench_io
 	return conv(w, io, 1, k, d);
 }
 
+static int graph_plain(const struct hgc_bench_work *w, const struct hgc_bench_io *io,
+		       struct hgc_bench_kernel *k, struct hgc_diag *d);
+static int graph_packed(const struct hgc_bench_work *w, const struct hgc_bench_io *io,
+			struct hgc_bench_kernel *k, struct hgc_diag *d);
+
 const struct hgc_bench_peer hgc_bench_peer_onednn = {
 	.name = "onednn",
-	.prepare = {[HGC_BENCH_MATMUL] = matmul_plain, [HGC_BENCH_CONV] = conv_plain},
+	.prepare = {[HGC_BENCH_MATMUL] = matmul_plain, [HGC_BENCH_CONV] = conv_plain,
+		    [HGC_BENCH_GRAPH] = graph_plain},
 	.begin = hgc_bench_omp_threads,
 };
 
 const struct hgc_bench_peer hgc_bench_peer_onednn_packed = {
 	.name = "onednn_packed",
-	.prepare = {[HGC_BENCH_MATMUL] = matmul_packed, [HGC_BENCH_CONV] = conv_packed},
+	.prepare = {[HGC_BENCH_MATMUL] = matmul_packed, [HGC_BENCH_CONV] = conv_packed,
+		    [HGC_BENCH_GRAPH] = graph_packed},
 	.begin = hgc_bench_omp_threads,
 };
 
@@ -421,4 +428,40 @@ const char *hgc_bench_onednn_version(struct hgc_arena *a)
 	return hgc_arena_printf(a, "oneDNN %d.%d.%d (%s runtime, ISA %s)", v->major, v->minor,
 				v->patch, dnnl_runtime2str(v->cpu_runtime),
 				dnnl_cpu_isa2str(dnnl_get_effective_cpu_isa()));
+}
+
+/* For onednn_graph.c: check(). */
+int hgc_bench_dnnl_check(dnnl_status_t s, const char *what, struct hgc_diag *d)
+{
+	return check(s, what, d);
+}
+
+/* For onednn_graph.c: the engine and stream. */
+int hgc_bench_dnnl_start(dnnl_engine_t *e, dnnl_stream_t *s, struct hgc_diag *d)
+{
+	int r = start(d);
+
+	*e = engine;
+	*s = stream;
+	return r;
+}
+
+/* For onednn_graph.c: reorder(). */
+int hgc_bench_dnnl_reorder(dnnl_memory_t from, dnnl_memory_t to, struct hgc_diag *d)
+{
+	return reorder(from, to, d);
+}
+
+/* The plain-layout column of a graph. */
+static int graph_plain(const struct hgc_bench_work *w, const struct hgc_bench_io *io,
+		       struct hgc_bench_kernel *k, struct hgc_diag *d)
+{
+	return hgc_bench_onednn_graph(w, io, 0, k, d);
+}
+
+/* The preferred-layout column of a graph (constant MatMul weights packed). */
+static int graph_packed(const struct hgc_bench_work *w, const struct hgc_bench_io *io,
+			struct hgc_bench_kernel *k, struct hgc_diag *d)
+{
+	return hgc_bench_onednn_graph(w, io, 1, k, d);
 }

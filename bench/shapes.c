@@ -475,6 +475,8 @@ char *hgc_bench_shape_text(const struct hgc_bench_shape *s, struct hgc_arena *a)
 	const struct hgc_bench_conv *c = &s->conv;
 	const struct hgc_bench_matmul *m = &s->mm;
 
+	if (s->kind == HGC_BENCH_GRAPH)
+		return hgc_arena_strdup(a, s->name ? s->name : "");
 	if (s->kind == HGC_BENCH_MATMUL)
 		return hgc_arena_printf(a, "%s:%s", join_dims(a, m->src, m->ndims),
 					join_dims(a, m->wei, m->ndims));
