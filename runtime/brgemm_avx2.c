@@ -102,6 +102,11 @@ VINLINE void wide_bf16(vreg x, vreg *lo, vreg *hi)
 	*hi = _mm256_blend_epi16(x, _mm256_setzero_si256(), 0x55);
 }
 
+/* Every row count below the full tile, so that rows split evenly (tile_rows). */
+#define TILE_EDGES(m) E##m
+/* The f32 k loop unrolled by 4 (brgemm_tile.inc, tile_steps). */
+#define TILE_KUNROLL_F32 1
+
 #include "runtime/brgemm_tile.inc"
 
 /*
