@@ -159,7 +159,7 @@ struct hgc_bench_peak {
 };
 
 /* Where a graph's reference samples come from: the interpreter up to this many
-   flops, oneDNN's op-by-op result beyond (the interpreter is slow there). */
+   flops, oneDNN's op-by-op result beyond (the interpreter takes minutes there). */
 #define HGC_BENCH_INTERP_MAX_FLOPS 4e9
 
 /* shapes.c: benchdnn shape files */
@@ -187,6 +187,8 @@ void hgc_bench_specs_release(void);
 void hgc_bench_io_init(struct hgc_bench_io *io, const struct hgc_bench_work *w);
 int hgc_bench_io_graph_ref(struct hgc_bench_io *io, const struct hgc_bench_work *w,
 			   struct hgc_diag *d);
+void hgc_bench_io_take_samples(struct hgc_bench_io *io, const struct hgc_bench_work *w,
+			       const float *buf, double slack);
 void hgc_bench_io_release(struct hgc_bench_io *io);
 void hgc_bench_io_poison(const struct hgc_bench_io *io);
 int hgc_bench_io_check(const struct hgc_bench_io *io, const struct hgc_bench_work *w,

@@ -221,8 +221,8 @@ static void graph_io_init(struct hgc_bench_io *io, const struct hgc_bench_work *
 
 /* Take the samples of output 0 from buf (f32) as the reference, with the
    spec's tolerance scaled by slack. */
-static void take_samples(struct hgc_bench_io *io, const struct hgc_bench_work *w,
-			 const float *buf, double slack)
+void hgc_bench_io_take_samples(struct hgc_bench_io *io, const struct hgc_bench_work *w,
+			       const float *buf, double slack)
 {
 	double rtol = w->spec->has_tol ? w->spec->rtol : 1e-5;
 	double atol = w->spec->has_tol ? w->spec->atol : 1e-6;
@@ -246,7 +246,7 @@ static int interp_ref(struct hgc_bench_io *io, const struct hgc_bench_work *w,
 		out[i] = big_alloc(hgc_tensor_nbytes(HGC_GRAPH_OUTPUT(g, i)));
 	r = hgc_interp_run(g, (const void *const *)io->in, out, d);
 	if (!r)
-		take_samples(io, w, out[0], 1);
+		hgc_bench_io_take_samples(io, w, out[0], 1);
 	for (i = 0; i < io->nout; i++)
 		free(out[i]);
 	free(out);
@@ -254,37 +254,20 @@ static int interp_ref(struct hgc_bench_io *io, const struct hgc_bench_work *w,
 	return r;
 }
 
-/* The reference from oneDNN's op-by-op result (f32 against f32: twice the
-   spec's tolerance), when the interpreter would take minutes. */
-static int onednn_ref(struct hgc_bench_io *io, const struct hgc_bench_work *w,
-		      struct hgc_diag *d)
-{
-	struct hgc_bench_kernel k = {0};
-	int r = hgc_bench_onednn_graph(w, io, 0, &k, d);
-
-	if (r)
-		return -1;
-	k.run(k.ctx);
-	if (!k.fetch || !(r = k.fetch(k.ctx, io, d)))
-		take_samples(io, w, io->dst, 2);
-	k.release(k.ctx);
-	io->ref_from = "onednn";
-	return r ? -1 : 0;
-}
-
 /*
- * The reference samples of a graph workload: the interpreter's output up to
- * HGC_BENCH_INTERP_MAX_FLOPS, oneDNN's op-by-op output beyond.  Only f32
- * outputs are checked.  -1 with d set.
+ * The reference samples of a graph workload from the interpreter, up to
+ * HGC_BENCH_INTERP_MAX_FLOPS: 0, or 1 when the graph is larger (the caller
+ * takes another reference: hgc_bench_io_take_samples).  Only f32 outputs
+ * are checked.  -1 with d set.
  */
 int hgc_bench_io_graph_ref(struct hgc_bench_io *io, const struct hgc_bench_work *w,
 			   struct hgc_diag *d)
 {
 	if (HGC_GRAPH_OUTPUT(w->spec->graph, 0)->dtype != HGC_DT_F32)
 		return hgc_error(d, NULL, "%s: only f32 outputs are checked", w->name);
-	if (w->flops <= HGC_BENCH_INTERP_MAX_FLOPS)
-		return interp_ref(io, w, d);
-	return onednn_ref(io, w, d);
+	if (w->flops > HGC_BENCH_INTERP_MAX_FLOPS)
+		return 1;
+	return interp_ref(io, w, d);
 }
 
 /* Allocate and fill the buffers of a workload and compute the reference samples

@@ -133,27 +133,94 @@ static int prepare_graph_nofusion(const struct hgc_bench_work *w, const struct h
 	return compile(w->spec->graph, true, io->nin, io->in, io->nout, io->out, k, d);
 }
 
-/* MatMul(src variable, wei constant) in f32. */
+/* Set a float-list attribute of op. */
+static void set_floats(struct hgc_graph *g, struct hgc_op *op, const char *name, int n,
+		       const double *v)
+{
+	struct hgc_attr a = {.name = name, .type = HGC_ATTR_FLOATS, .n = n, .v.floats = v};
+
+	hgc_op_set_attr(g, op, &a);
+}
+
+/* A finished (De)Quantize of t: per tensor (n = 1) or per channel along the last axis. */
+static struct hgc_tensor *quant(struct hgc_graph *g, enum hgc_op_kind kind, struct hgc_tensor *t,
+				enum hgc_dtype out, int n, const double *scales,
+				const int64_t *zps, struct hgc_diag *d)
+{
+	struct hgc_op *op = hgc_graph_add_op(g, kind, 1, &t, out, NULL);
+	struct hgc_attr ax = {.name = "axis", .type = HGC_ATTR_INT, .v.i = t->ndims - 1};
+
+	set_str(g, op, "qtype", n > 1 ? "per_channel" : "per_tensor");
+	set_floats(g, op, "scales", n, scales);
+	set_ints(g, op, "zps", n, zps);
+	if (n > 1)
+		hgc_op_set_attr(g, op, &ax);
+	return hgc_graph_finish_op(g, op, d) < 0 ? NULL : op->out[0];
+}
+
+/*
+ * The int8 matmul as a quantized model hands it over: Dequantize(u8 src),
+ * Dequantize(s8 weights, per-column scales), MatMul, Quantize to u8 (scale 1,
+ * zero points 0), so u8 dst = saturate(round(acc * scales[n])).  The lowprec
+ * pass turns it into the u8 x s8 -> s32 MatMul the int8 brgemm runs, with
+ * the scale applied after it (core/graph/passes/lowprec.c).
+ */
+static struct hgc_op *int8_matmul(struct hgc_graph *g, const struct hgc_bench_matmul *mm,
+				  const struct hgc_bench_io *io, struct hgc_diag *d)
+{
+	int64_t n = mm->wei[mm->ndims - 1], i, zero = 0;
+	double one = 1, *sc = hgc_xcalloc((size_t)n, sizeof(double));
+	int64_t *zps = hgc_xcalloc((size_t)n, sizeof(int64_t));
+	struct hgc_tensor *in[2], *x, *w = NULL, *h;
+	struct hgc_op *mmop = NULL, *q = NULL;
+
+	for (i = 0; i < n; i++)
+		sc[i] = io->scales[i];
+	in[0] = hgc_graph_add_input(g, "src", HGC_DT_U8, mm->ndims, mm->src, HGC_PROP_VARIABLE,
+				    NULL);
+	in[1] = hgc_graph_add_input(g, "wei", HGC_DT_S8, mm->ndims, mm->wei, HGC_PROP_CONSTANT,
+				    NULL);
+	x = quant(g, HGC_OP_DEQUANTIZE, in[0], HGC_DT_F32, 1, &one, &zero, d);
+	if (x)
+		w = quant(g, HGC_OP_DEQUANTIZE, in[1], HGC_DT_F32, (int)n, sc, zps, d);
+	if (w) {
+		struct hgc_tensor *xw[2] = {x, w};
+
+		mmop = hgc_graph_add_op(g, HGC_OP_MATMUL, 2, xw, HGC_DT_F32, NULL);
+		h = hgc_graph_finish_op(g, mmop, d) < 0 ? NULL : mmop->out[0];
+		if (h) {
+			q = hgc_graph_add_op(g, HGC_OP_QUANTIZE, 1, &h, HGC_DT_U8, NULL);
+			set_str(g, q, "qtype", "per_tensor");
+			set_floats(g, q, "scales", 1, &one);
+			set_ints(g, q, "zps", 1, &zero);
+		}
+	}
+	free(sc);
+	free(zps);
+	return q;
+}
+
+/* MatMul(src variable, wei constant): f32, or int8 through (de)quantization. */
 static int prepare_matmul(const struct hgc_bench_work *w, const struct hgc_bench_io *io,
 			  struct hgc_bench_kernel *k, struct hgc_diag *d)
 {
 	const struct hgc_bench_matmul *mm = &w->shape.mm;
-	struct hgc_graph *g;
+	struct hgc_graph *g = hgc_graph_new();
 	struct hgc_tensor *in[2];
 	struct hgc_op *op;
-	int rc;
+	int rc = -1;
 
-	if (w->dt != HGC_BENCH_F32) {
-		hgc_error(d, NULL, "hgc: the int8 matmul (scales, u8 output) is not wired here yet");
-		return HGC_BENCH_NA;
+	if (w->dt == HGC_BENCH_INT8) {
+		op = int8_matmul(g, mm, io, d);
+	} else {
+		in[0] = hgc_graph_add_input(g, "src", HGC_DT_F32, mm->ndims, mm->src,
+					    HGC_PROP_VARIABLE, NULL);
+		in[1] = hgc_graph_add_input(g, "wei", HGC_DT_F32, mm->ndims, mm->wei,
+					    HGC_PROP_CONSTANT, NULL);
+		op = hgc_graph_add_op(g, HGC_OP_MATMUL, 2, in, HGC_DT_F32, NULL);
 	}
-	g = hgc_graph_new();
-	in[0] = hgc_graph_add_input(g, "src", HGC_DT_F32, mm->ndims, mm->src, HGC_PROP_VARIABLE,
-				    NULL);
-	in[1] = hgc_graph_add_input(g, "wei", HGC_DT_F32, mm->ndims, mm->wei, HGC_PROP_CONSTANT,
-				    NULL);
-	op = hgc_graph_add_op(g, HGC_OP_MATMUL, 2, in, HGC_DT_F32, NULL);
-	rc = finish(g, op, io, k, d);
+	if (op)
+		rc = finish(g, op, io, k, d);
 	hgc_graph_free(g);
 	return rc;
 }
