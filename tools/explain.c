@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/graph/passes/passes.h"
+#include "core/tir/passes/tir_passes.h"
 #include "heuristics/heuristics.h"
 
 int hgc_tool_explain(int argc, char **argv);
@@ -302,6 +303,7 @@ static struct hgc_graph *explain_passes(const struct hgc_graph *g, const struct 
 	hgc_pass_switches_init(&sw);
 	for (int i = 0; i < o->nrules; i++)
 		if (!strcmp(o->rules[i].kind, "pass") &&
+		    hgc_tir_pass_find(o->rules[i].key) == HGC_TIR_PASS_COUNT &&
 		    hgc_pass_switches_set(&sw, o->rules[i].key, o->rules[i].value, &o->rules[i].loc,
 					  d) < 0)
 			return NULL;

@@ -2,8 +2,10 @@
  * driver.c: the pipeline, one direction:
  *
  *     graph -> graph passes (on a copy) -> lowering (MatMul and
- *     Convolution through the templates) -> TIR verification -> backend
- *     (C or LLVM JIT)
+ *     Convolution through the templates) -> TIR verification -> TIR passes
+ *     (core/tir/passes: parallel merge, tensor shrink, index flattening,
+ *     buffer reuse; the module verified after them) -> backend (C or LLVM
+ *     JIT)
  *
  * hgc_driver_compile wraps it in the cache (cache.c): a key, the process
  * table, then for the JIT the disk cache of object code; only on a miss
@@ -12,6 +14,7 @@
 #include "driver_int.h"
 #include "../lower/fused.h"
 #include "../graph/passes/passes.h"
+#include "../tir/passes/tir_passes.h"
 
 #include <omp.h>
 #include <stdlib.h>
@@ -85,7 +88,7 @@ static struct hgc_graph *graph_passes(const struct hgc_graph *g,
 	for (int i = 0; i < o->nrules; i++) {
 		const struct hgc_tmpl_rule *r = &o->rules[i];
 
-		if (!strcmp(r->kind, "pass") &&
+		if (!strcmp(r->kind, "pass") && hgc_tir_pass_find(r->key) == HGC_TIR_PASS_COUNT &&
 		    hgc_pass_switches_set(&sw, r->key, r->value, &r->loc, d) < 0)
 			return NULL;
 	}
@@ -97,7 +100,57 @@ static struct hgc_graph *graph_passes(const struct hgc_graph *g,
 	return work;
 }
 
-/* The pipeline up to the backends: graph passes, lowering, verification. */
+/* The `pass` rules that name TIR passes, into p; -1 with d set for a bad value. */
+static int tir_switches(const struct hgc_driver_opts *o, struct hgc_tir_passes *p,
+			struct hgc_diag *d)
+{
+	hgc_tir_passes_init(p);
+	for (int i = 0; i < o->nrules; i++) {
+		const struct hgc_tmpl_rule *r = &o->rules[i];
+
+		if (!strcmp(r->kind, "pass") && hgc_tir_pass_find(r->key) != HGC_TIR_PASS_COUNT &&
+		    hgc_tir_passes_set(p, r->key, r->value, &r->loc, d) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Append text to the malloc'ed string *plan (when plan is not NULL). */
+static void plan_append(char **plan, const char *text)
+{
+	size_t a, b;
+
+	if (!plan)
+		return;
+	a = *plan ? strlen(*plan) : 0;
+	b = strlen(text);
+	*plan = realloc(*plan, a + b + 1);
+	if (!*plan)
+		hgc_bug("out of memory");
+	memcpy(*plan + a, text, b + 1);
+}
+
+/* The TIR passes on a verified module, switched by the `pass` rules; the buffer
+   plan is appended to *plan.  -1 with d set. */
+static int tir_passes(struct hgc_tir_module *m, const struct hgc_driver_opts *o, char **plan,
+		      struct hgc_diag *d)
+{
+	struct hgc_tir_passes p;
+	char *text;
+	int rc = tir_switches(o, &p, d);
+
+	if (rc == 0)
+		rc = hgc_tir_passes_run(m, &p, d);
+	if (rc == 0) {
+		text = hgc_tir_plan_text(&p.plan);
+		plan_append(plan, text);
+		free(text);
+	}
+	hgc_tir_passes_release(&p);
+	return rc;
+}
+
+/* The pipeline up to the backends: graph passes, lowering, verification, TIR passes. */
 struct hgc_tir_module *hgc_driver_lower(const struct hgc_graph *g,
 					const struct hgc_driver_opts *o, char **plan,
 					struct hgc_diag *d)
@@ -113,6 +166,10 @@ struct hgc_tir_module *hgc_driver_lower(const struct hgc_graph *g,
 	}
 	if (m && hgc_tir_verify(m, d) < 0) {
 		hgc_note(d, NULL, "the lowering of the graph built invalid Tensor IR (a bug)");
+		hgc_tir_module_free(m);
+		m = NULL;
+	}
+	if (m && tir_passes(m, o, plan, d) < 0) {
 		hgc_tir_module_free(m);
 		m = NULL;
 	}

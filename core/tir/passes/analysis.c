@@ -1,0 +1,414 @@
+/*
+ * analysis.c: what several TIR passes need to know about a function:
+ * the affine form of an index (immutable lets substituted, loop variables
+ * with constant ranges), structural equality of expressions, and a scan
+ * that numbers statements in order and lists every tensor access with its
+ * innermost loop and every local tensor's definition.
+ */
+#include "passes_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Record the range of a loop variable when its bounds are constants. */
+static void loop_range(struct hgc_tp_vars *v, struct hgc_tir_var *var, struct hgc_tir_expr *b,
+		       struct hgc_tir_expr *e, struct hgc_tir_expr *s)
+{
+	int64_t lo, end, step = 1;
+
+	if (!hgc_tir_const_int(b, &lo) || !hgc_tir_const_int(e, &end) ||
+	    (s && !hgc_tir_const_int(s, &step)) || step <= 0 || end <= lo)
+		return;
+	v->known[var->id] = true;
+	v->lo[var->id] = lo;
+	v->hi[var->id] = lo + (end - 1 - lo) / step * step;
+	v->step[var->id] = step;
+}
+
+/* Visitor: lets and loop ranges. */
+static bool vars_pre(struct hgc_tir_visitor *vis, struct hgc_tir_stmt *s)
+{
+	struct hgc_tp_vars *v = vis->ctx;
+	int i;
+
+	if (s->kind == HGC_TIR_S_LET && s->u.let.var->nassign == 0)
+		v->let[s->u.let.var->id] = s->u.let.value;
+	else if (s->kind == HGC_TIR_S_FOR)
+		loop_range(v, s->u.loop.var, s->u.loop.begin, s->u.loop.end, s->u.loop.step);
+	else if (s->kind == HGC_TIR_S_PFOR)
+		for (i = 0; i < s->u.pfor.n; i++)
+			loop_range(v, s->u.pfor.vars[i], s->u.pfor.begin[i], s->u.pfor.end[i],
+				   s->u.pfor.step[i]);
+	return true;
+}
+
+/* The facts about f's variables (the module's var ids size the tables). */
+void hgc_tp_vars_init(struct hgc_tp_vars *v, struct hgc_tir_module *m, struct hgc_tir_func *f)
+{
+	struct hgc_tir_visitor vis = { .stmt_pre = vars_pre, .ctx = v };
+	size_t n = (size_t)m->nvars + 1;
+
+	v->n = m->nvars;
+	v->let = hgc_xcalloc(n, sizeof(*v->let));
+	v->known = hgc_xcalloc(n, sizeof(*v->known));
+	v->lo = hgc_xcalloc(n, sizeof(*v->lo));
+	v->hi = hgc_xcalloc(n, sizeof(*v->hi));
+	v->step = hgc_xcalloc(n, sizeof(*v->step));
+	hgc_tir_walk_stmt(f->body, &vis);
+}
+
+void hgc_tp_vars_release(struct hgc_tp_vars *v)
+{
+	free(v->let);
+	free(v->known);
+	free(v->lo);
+	free(v->hi);
+	free(v->step);
+}
+
+/* a += c * b; false on overflow or too many terms. */
+static bool aff_add(struct hgc_tp_aff *a, const struct hgc_tp_aff *b, int64_t c)
+{
+	int64_t x;
+	int i, j;
+
+	if (__builtin_mul_overflow(b->c0, c, &x) || __builtin_add_overflow(a->c0, x, &a->c0))
+		return false;
+	for (i = 0; i < b->n; i++) {
+		if (__builtin_mul_overflow(b->t[i].c, c, &x))
+			return false;
+		for (j = 0; j < a->n && a->t[j].var != b->t[i].var; j++)
+			;
+		if (j == a->n) {
+			if (a->n == HGC_TP_AFF_MAX)
+				return false;
+			a->t[a->n].var = b->t[i].var;
+			a->t[a->n++].c = 0;
+		}
+		if (__builtin_add_overflow(a->t[j].c, x, &a->t[j].c))
+			return false;
+	}
+	return true;
+}
+
+static struct hgc_tp_aff aff(const struct hgc_tp_vars *v, const struct hgc_tir_expr *e,
+			     int depth);
+
+/* The range of a over the loop ranges; false when a variable's range is unknown. */
+static bool aff_range(const struct hgc_tp_vars *v, const struct hgc_tp_aff *a, int64_t *lo,
+		      int64_t *hi)
+{
+	*lo = *hi = a->c0;
+	for (int i = 0; i < a->n; i++) {
+		int id = a->t[i].var->id;
+		int64_t c = a->t[i].c;
+
+		if (id >= v->n || !v->known[id])
+			return false;
+		*lo += c > 0 ? c * v->lo[id] : c * v->hi[id];
+		*hi += c > 0 ? c * v->hi[id] : c * v->lo[id];
+	}
+	return true;
+}
+
+/* x / c and x % c for a constant c > 0 when x stays within one multiple of c. */
+static struct hgc_tp_aff divmod(const struct hgc_tp_vars *v, const struct hgc_tir_expr *e,
+				int depth)
+{
+	struct hgc_tp_aff r = { .ok = false }, x = aff(v, e->ops[0], depth + 1);
+	int64_t c, lo, hi, q;
+
+	if (!x.ok || !hgc_tir_const_int(e->ops[1], &c) || c <= 0 || !aff_range(v, &x, &lo, &hi) ||
+	    lo < 0 || lo / c != hi / c)
+		return r;
+	q = lo / c;
+	if (e->op == HGC_TIR_DIV) {
+		r.ok = true;
+		r.c0 = q;
+		return r;
+	}
+	x.c0 -= q * c;
+	return x;
+}
+
+/* The affine form of e, depth bounding let chains. */
+static struct hgc_tp_aff aff(const struct hgc_tp_vars *v, const struct hgc_tir_expr *e,
+			     int depth)
+{
+	struct hgc_tp_aff r = { .ok = false }, a, b;
+
+	if (depth > 64 || e->type.ptr || e->type.lanes != 1 || !hgc_tir_type_is_int(e->type))
+		return r;
+	r.ok = true;
+	switch (e->kind) {
+	case HGC_TIR_E_INT:
+		r.c0 = e->u.i;
+		return r;
+	case HGC_TIR_E_VAR:
+		if (e->u.var->id < v->n && v->let[e->u.var->id])
+			return aff(v, v->let[e->u.var->id], depth + 1);
+		r.n = 1;
+		r.t[0].var = e->u.var;
+		r.t[0].c = 1;
+		return r;
+	case HGC_TIR_E_BINARY:
+		if (e->op == HGC_TIR_DIV || e->op == HGC_TIR_MOD)
+			return divmod(v, e, depth);
+		break;
+	default:
+		r.ok = false;
+		return r;
+	}
+	a = aff(v, e->ops[0], depth + 1);
+	b = aff(v, e->ops[1], depth + 1);
+	if (!a.ok || !b.ok)
+		r.ok = false;
+	else if (e->op == HGC_TIR_ADD)
+		r.ok = aff_add(&r, &a, 1) && aff_add(&r, &b, 1);
+	else if (e->op == HGC_TIR_SUB)
+		r.ok = aff_add(&r, &a, 1) && aff_add(&r, &b, -1);
+	else if (e->op == HGC_TIR_MUL && b.n == 0)
+		r.ok = aff_add(&r, &a, b.c0);
+	else if (e->op == HGC_TIR_MUL && a.n == 0)
+		r.ok = aff_add(&r, &b, a.c0);
+	else
+		r.ok = false;
+	return r;
+}
+
+/* e in affine form over the variables that are not immutable lets. */
+struct hgc_tp_aff hgc_tp_affine(const struct hgc_tp_vars *v, const struct hgc_tir_expr *e)
+{
+	struct hgc_tp_aff r = aff(v, e, 0);
+	int i, n = 0;
+
+	for (i = 0; i < r.n; i++)
+		if (r.t[i].c)
+			r.t[n++] = r.t[i];
+	r.n = n;
+	return r;
+}
+
+/* The coefficient of var in a. */
+int64_t hgc_tp_aff_coef(const struct hgc_tp_aff *a, const struct hgc_tir_var *var)
+{
+	for (int i = 0; i < a->n; i++)
+		if (a->t[i].var == var)
+			return a->t[i].c;
+	return 0;
+}
+
+/* Structural equality: same kinds, types, payloads and operands. */
+bool hgc_tp_expr_eq(const struct hgc_tir_expr *a, const struct hgc_tir_expr *b)
+{
+	if (a == b)
+		return true;
+	if (!a || !b || a->kind != b->kind || !hgc_tir_type_eq(a->type, b->type) ||
+	    a->op != b->op || a->nops != b->nops || a->callee != b->callee)
+		return false;
+	switch (a->kind) {
+	case HGC_TIR_E_INT: if (a->u.i != b->u.i) return false; break;
+	case HGC_TIR_E_FLOAT: if (memcmp(&a->u.f, &b->u.f, sizeof(a->u.f))) return false; break;
+	case HGC_TIR_E_VAR: if (a->u.var != b->u.var) return false; break;
+	case HGC_TIR_E_LOAD: case HGC_TIR_E_ADDR:
+		if (a->u.tensor != b->u.tensor) return false;
+		break;
+	case HGC_TIR_E_CALL: if (!a->callee && strcmp(a->u.sym, b->u.sym)) return false; break;
+	default: break;
+	}
+	if (a->kind == HGC_TIR_E_ADDR &&
+	    memcmp(a->extents, b->extents, (size_t)a->nops * sizeof(*a->extents)))
+		return false;
+	for (int i = 0; i < a->nops; i++)
+		if (!hgc_tp_expr_eq(a->ops[i], b->ops[i]))
+			return false;
+	return true;
+}
+
+/* The scan's walk: open loops and blocks, the statement being visited. */
+struct scanner {
+	struct hgc_tp_scan *sc;
+	struct hgc_vec blocks;		/* struct hgc_tir_stmt *: open blocks */
+	int loop;			/* innermost open loop, or -1 */
+	struct hgc_tir_stmt *s;		/* the statement whose expressions are visited */
+	int pos;
+};
+
+/* Add an access of the current statement. */
+static void add_access(struct scanner *w, struct hgc_tir_tensor *t, int kind, int n,
+		       struct hgc_tir_expr **idx, const int64_t *ext)
+{
+	struct hgc_tp_access *a = hgc_vec_push(&w->sc->acc);
+
+	a->t = t;
+	a->kind = kind;
+	a->n = n;
+	a->idx = idx;
+	a->ext = ext;
+	a->s = w->s;
+	a->pos = w->pos;
+	a->loop = w->loop;
+	if (kind == HGC_TP_ADDR && w->s->kind == HGC_TIR_S_STORE)
+		a->into = w->s->u.store.tensor;
+	if (kind == HGC_TP_ADDR &&
+	    (w->s->kind == HGC_TIR_S_LET || w->s->kind == HGC_TIR_S_ASSIGN))
+		a->escapes = true;
+}
+
+/* Number a statement; open loops and blocks; note stores and definitions. */
+static bool scan_pre(struct hgc_tir_visitor *vis, struct hgc_tir_stmt *s)
+{
+	struct scanner *w = vis->ctx;
+	struct hgc_tp_scan *sc = w->sc;
+	struct hgc_tp_loop *l;
+
+	w->s = s;
+	w->pos = sc->npos++;
+	if (s->kind == HGC_TIR_S_FOR || s->kind == HGC_TIR_S_PFOR) {
+		l = hgc_vec_push(&sc->loops);
+		l->s = s;
+		l->start = w->pos;
+		l->parent = w->loop;
+		w->loop = (int)sc->loops.len - 1;
+	} else if (s->kind == HGC_TIR_S_BLOCK) {
+		*(struct hgc_tir_stmt **)hgc_vec_push(&w->blocks) = s;
+	} else if (s->kind == HGC_TIR_S_STORE) {
+		add_access(w, s->u.store.tensor, HGC_TP_STORE, s->u.store.n, s->u.store.idx, NULL);
+	} else if (s->kind == HGC_TIR_S_TENSOR && w->blocks.len) {
+		struct hgc_tp_def *d = &sc->defs[s->u.tensor->id];
+
+		d->s = s;
+		d->block = HGC_VEC_AT(&w->blocks, struct hgc_tir_stmt *, w->blocks.len - 1);
+		d->pos = w->pos;
+		d->loop = w->loop;
+	}
+	return true;
+}
+
+/* Close loops and blocks. */
+static void scan_post(struct hgc_tir_visitor *vis, struct hgc_tir_stmt *s)
+{
+	struct scanner *w = vis->ctx;
+
+	if (s->kind == HGC_TIR_S_FOR || s->kind == HGC_TIR_S_PFOR) {
+		HGC_TP_LOOP(w->sc, w->loop)->end = w->sc->npos - 1;
+		w->loop = HGC_TP_LOOP(w->sc, w->loop)->parent;
+	} else if (s->kind == HGC_TIR_S_BLOCK) {
+		w->blocks.len--;
+	}
+}
+
+/* Loads and slice addresses. */
+static void scan_expr(struct hgc_tir_visitor *vis, struct hgc_tir_expr *e)
+{
+	struct scanner *w = vis->ctx;
+
+	if (e->kind == HGC_TIR_E_LOAD)
+		add_access(w, e->u.tensor, HGC_TP_LOAD, e->nops, e->ops, NULL);
+	else if (e->kind == HGC_TIR_E_ADDR)
+		add_access(w, e->u.tensor, HGC_TP_ADDR, e->nops, e->ops, e->extents);
+}
+
+/* Scan f: statement positions in order, loops, accesses, definitions. */
+void hgc_tp_scan(struct hgc_tp_scan *sc, struct hgc_tir_module *m, struct hgc_tir_func *f)
+{
+	struct scanner w = { .sc = sc, .loop = -1 };
+	struct hgc_tir_visitor vis = { scan_pre, scan_post, scan_expr, &w };
+
+	memset(sc, 0, sizeof(*sc));
+	sc->f = f;
+	hgc_vec_init(&sc->loops, sizeof(struct hgc_tp_loop));
+	hgc_vec_init(&sc->acc, sizeof(struct hgc_tp_access));
+	hgc_vec_init(&w.blocks, sizeof(struct hgc_tir_stmt *));
+	sc->defs = hgc_xcalloc((size_t)m->ntensors + 1, sizeof(*sc->defs));
+	hgc_tir_walk_stmt(f->body, &vis);
+	hgc_vec_release(&w.blocks);
+}
+
+void hgc_tp_scan_release(struct hgc_tp_scan *sc)
+{
+	hgc_vec_release(&sc->loops);
+	hgc_vec_release(&sc->acc);
+	free(sc->defs);
+}
+
+/* Whether loop l is outer or nested in it. */
+bool hgc_tp_loop_within(const struct hgc_tp_scan *sc, int l, int outer)
+{
+	for (; l >= 0; l = HGC_TP_LOOP(sc, l)->parent)
+		if (l == outer)
+			return true;
+	return outer < 0;
+}
+
+/* Whether l or a loop around it is a parallel for. */
+bool hgc_tp_in_pfor(const struct hgc_tp_scan *sc, int l)
+{
+	for (; l >= 0; l = HGC_TP_LOOP(sc, l)->parent)
+		if (HGC_TP_LOOP(sc, l)->s->kind == HGC_TIR_S_PFOR)
+			return true;
+	return false;
+}
+
+/* Whether var is one of vars. */
+static bool among(const struct hgc_tir_var *var, struct hgc_tir_var *const *vars, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (vars[i] == var)
+			return true;
+	return false;
+}
+
+/* Mixed radix in one dim: sorted by |c|, each coefficient times the step spans at least
+   what the smaller ones and the width cover.  Marks the variables seen. */
+static bool radix_dim(const struct hgc_tp_vars *v, const struct hgc_tp_aff *a, int64_t width,
+		      struct hgc_tir_var *const *vars, int nvars, bool *seen)
+{
+	int idx[HGC_TP_AFF_MAX], n = 0;
+	int64_t span = width;
+
+	for (int i = 0; i < a->n; i++)
+		if (among(a->t[i].var, vars, nvars))
+			idx[n++] = i;
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && llabs(a->t[idx[j]].c) < llabs(a->t[idx[j - 1]].c); j--) {
+			int x = idx[j];
+
+			idx[j] = idx[j - 1];
+			idx[j - 1] = x;
+		}
+	for (int i = 0; i < n; i++) {
+		int id = a->t[idx[i]].var->id;
+		int64_t c = llabs(a->t[idx[i]].c);
+
+		if (v->known[id] && v->lo[id] == v->hi[id])
+			continue;
+		if (!v->known[id] || c * v->step[id] < span)
+			return false;
+		span += c * (v->hi[id] - v->lo[id]);
+		for (int k = 0; k < nvars; k++)
+			if (vars[k] == a->t[idx[i]].var)
+				seen[k] = true;
+	}
+	return true;
+}
+
+/* Distinct values of vars select disjoint slices (see passes_int.h). */
+bool hgc_tp_disjoint(const struct hgc_tp_vars *v, int ndims, const struct hgc_tp_aff *base,
+		     const int64_t *width, struct hgc_tir_var *const *vars, int nvars)
+{
+	bool seen[64] = {false};
+
+	if (nvars > 64)
+		return false;
+	for (int d = 0; d < ndims; d++)
+		if (!radix_dim(v, &base[d], width[d], vars, nvars, seen))
+			return false;
+	for (int k = 0; k < nvars; k++) {
+		int id = vars[k]->id;
+
+		if (!seen[k] && !(v->known[id] && v->lo[id] == v->hi[id]))
+			return false;
+	}
+	return true;
+}

@@ -1,0 +1,136 @@
+/*
+ * passes_int.h: what the TIR passes share: affine forms of index
+ * expressions (immutable lets substituted, loop ranges known) and one scan
+ * of a function that numbers its statements and lists every tensor access
+ * with its enclosing loops.
+ */
+#ifndef HGC_TIR_PASSES_INT_H
+#define HGC_TIR_PASSES_INT_H
+
+#include "tir_passes.h"
+
+/* c0 + sum c * var over at most HGC_TP_AFF_MAX variables. */
+#define HGC_TP_AFF_MAX 16
+struct hgc_tp_aff {
+	bool ok;
+	int n;
+	int64_t c0;
+	struct {
+		struct hgc_tir_var *var;
+		int64_t c;
+	} t[HGC_TP_AFF_MAX];
+};
+
+/* Per-variable facts of one function (arrays by var id, malloc'ed). */
+struct hgc_tp_vars {
+	int n;
+	const struct hgc_tir_expr **let;	/* value of an immutable let, or NULL */
+	bool *known;			/* a loop variable with constant bounds */
+	int64_t *lo, *hi, *step;	/* its first and last value, its step */
+};
+
+/* A loop (FOR or PFOR) of the scanned function. */
+struct hgc_tp_loop {
+	struct hgc_tir_stmt *s;
+	int start, end;		/* positions of its first and last statement */
+	int parent;		/* enclosing loop, or -1 */
+};
+
+/* Kinds of tensor accesses. */
+enum { HGC_TP_LOAD, HGC_TP_STORE, HGC_TP_ADDR };
+
+/* One load, store or slice address. */
+struct hgc_tp_access {
+	struct hgc_tir_tensor *t;
+	int kind;
+	int n;
+	struct hgc_tir_expr **idx;
+	const int64_t *ext;		/* ADDR extents, else NULL */
+	struct hgc_tir_stmt *s;		/* the statement it is in */
+	int pos;			/* that statement's position */
+	int loop;			/* innermost enclosing loop, or -1 */
+	struct hgc_tir_tensor *into;	/* an ADDR stored as a value into this tensor */
+	bool escapes;			/* an ADDR kept in a scalar (let or assign) */
+};
+
+/* Where a local tensor is defined. */
+struct hgc_tp_def {
+	struct hgc_tir_stmt *s;		/* the TENSOR statement, or NULL */
+	struct hgc_tir_stmt *block;	/* the block holding it */
+	int pos, loop;
+};
+
+/* A scanned function. */
+struct hgc_tp_scan {
+	struct hgc_tir_func *f;
+	struct hgc_vec loops;		/* struct hgc_tp_loop */
+	struct hgc_vec acc;		/* struct hgc_tp_access */
+	struct hgc_tp_def *defs;	/* by tensor id */
+	int npos;			/* statements numbered */
+};
+
+/* analysis.c */
+void hgc_tp_vars_init(struct hgc_tp_vars *v, struct hgc_tir_module *m, struct hgc_tir_func *f);
+void hgc_tp_vars_release(struct hgc_tp_vars *v);
+/* e in affine form; ok false when it is not affine (or too long). */
+struct hgc_tp_aff hgc_tp_affine(const struct hgc_tp_vars *v, const struct hgc_tir_expr *e);
+/* The coefficient of var in a (0 when absent). */
+int64_t hgc_tp_aff_coef(const struct hgc_tp_aff *a, const struct hgc_tir_var *var);
+/* Structural equality of two expressions (same variables, tensors, constants). */
+bool hgc_tp_expr_eq(const struct hgc_tir_expr *a, const struct hgc_tir_expr *b);
+/*
+ * Whether distinct values of the variables vars (loops whose ranges are in
+ * v) select disjoint slices: dim d of the slice is base[d] + [0, width[d]),
+ * base[d] affine (terms over other variables are fixed).  Per dim, the
+ * variables' coefficients must nest (mixed radix), and every variable that
+ * takes more than one value must appear in some dim.
+ */
+bool hgc_tp_disjoint(const struct hgc_tp_vars *v, int ndims, const struct hgc_tp_aff *base,
+		     const int64_t *width, struct hgc_tir_var *const *vars, int nvars);
+void hgc_tp_scan(struct hgc_tp_scan *sc, struct hgc_tir_module *m, struct hgc_tir_func *f);
+void hgc_tp_scan_release(struct hgc_tp_scan *sc);
+#define HGC_TP_ACC(sc, i) (&HGC_VEC_AT(&(sc)->acc, struct hgc_tp_access, i))
+#define HGC_TP_LOOP(sc, i) (&HGC_VEC_AT(&(sc)->loops, struct hgc_tp_loop, i))
+/* Whether loop l is inside (or is) loop outer. */
+bool hgc_tp_loop_within(const struct hgc_tp_scan *sc, int l, int outer);
+/* Whether loop l or one around it is a parallel for. */
+bool hgc_tp_in_pfor(const struct hgc_tp_scan *sc, int l);
+
+/* buffer_reuse's state (reuse.c, inplace.c). */
+struct rtemp {
+	struct hgc_tir_tensor *t;
+	bool used;		/* some access seen */
+	bool bad;		/* its address escapes: not planned */
+	int start, end;		/* lifetime in statement positions */
+	int64_t elems, bytes;
+	int buffer;		/* where it was placed */
+	bool inplace;		/* took the buffer of a live input */
+};
+
+/* A shared buffer. */
+struct rbuf {
+	struct hgc_tir_tensor *first;	/* its first member: the element type and shape */
+	int64_t elems;
+	int busy_until;		/* the last position its members are live */
+	bool grown;		/* a later member was larger than the first */
+	int members;
+	struct hgc_tir_tensor *tensor;	/* what replaces the members */
+	struct rtemp *owner;	/* the member placed last */
+};
+
+struct reuse {
+	struct hgc_tir_module *m;
+	struct hgc_tp_scan sc;
+	struct hgc_tp_vars vars;
+	struct rtemp *t;	/* by tensor id */
+	struct rtemp **order;	/* planned temporaries by birth */
+	int n;
+	struct rbuf *bufs;
+	int nbufs;
+};
+
+/* inplace.c */
+/* The buffer of a live input r may overwrite elementwise, or -1. */
+int hgc_tp_inplace_pick(struct reuse *ru, struct rtemp *r);
+
+#endif

@@ -1,0 +1,309 @@
+/*
+ * reuse.c: buffer reuse.  The local temporaries of the entry function
+ * that are shared by every thread (defined outside parallel loops, with
+ * constant sizes) get lifetimes: the first and last statement, in order,
+ * that touches them, a loop around a use that does not hold the definition
+ * stretching it to the whole loop, and a slice address stored into a
+ * pointer tensor lasting as long as that tensor.  Then, in order of
+ * birth, each temporary takes a free buffer: a compatible one large
+ * enough, preferring the one freed most recently (still in cache), else
+ * the most recently freed compatible one-dimensional buffer grown to fit,
+ * else a new buffer.  An elementwise consumer may take the buffer of an
+ * input that dies in it (in place: see inplace.c).  Temporaries that share
+ * a buffer are replaced by one tensor defined at the top of the entry
+ * function; one-dimensional (flattened) temporaries share with any size,
+ * others only with equal shapes.
+ */
+#include "passes_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Whether t can be planned: a shared local of constant size with a definition. */
+static bool plannable(const struct hgc_tp_scan *sc, const struct hgc_tir_tensor *t)
+{
+	const struct hgc_tp_def *d = &sc->defs[t->id];
+
+	return d->s && t->scope == HGC_TIR_LOCAL && !t->is_param &&
+	       hgc_tir_tensor_size(t) >= 0 && !hgc_tp_in_pfor(sc, d->loop);
+}
+
+/* Extend t's lifetime by one access: the outermost loop around it without t's definition. */
+static void extend(struct rtemp *r, const struct hgc_tp_scan *sc, const struct hgc_tp_access *a)
+{
+	int lo = a->pos, hi = a->pos, def = sc->defs[a->t->id].pos;
+
+	for (int l = a->loop; l >= 0; l = HGC_TP_LOOP(sc, l)->parent) {
+		const struct hgc_tp_loop *lp = HGC_TP_LOOP(sc, l);
+
+		if (def >= lp->start && def <= lp->end)
+			break;
+		lo = lp->start;
+		hi = lp->end;
+	}
+	if (!r->used || lo < r->start)
+		r->start = lo;
+	if (!r->used || hi > r->end)
+		r->end = hi;
+	r->used = true;
+}
+
+/* Lifetimes of every tensor from the scan; address aliases stretch them. */
+static void lifetimes(struct reuse *ru)
+{
+	const struct hgc_tp_scan *sc = &ru->sc;
+
+	for (size_t i = 0; i < sc->acc.len; i++) {
+		const struct hgc_tp_access *a = HGC_TP_ACC(sc, i);
+		struct rtemp *r = &ru->t[a->t->id];
+
+		extend(r, sc, a);
+		if (a->escapes)
+			r->bad = true;
+	}
+	for (size_t i = 0; i < sc->acc.len; i++) {
+		const struct hgc_tp_access *a = HGC_TP_ACC(sc, i);
+		struct rtemp *r = &ru->t[a->t->id], *p;
+
+		if (!a->into)
+			continue;
+		p = &ru->t[a->into->id];
+		if (!plannable(sc, a->into) && a->into->scope != HGC_TIR_LOCAL)
+			r->bad = true;
+		if (p->used && p->end > r->end)
+			r->end = p->end;
+	}
+}
+
+/* Order of birth, then id. */
+static int by_start(const void *a, const void *b)
+{
+	const struct rtemp *x = *(struct rtemp *const *)a, *y = *(struct rtemp *const *)b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->t->id - y->t->id;
+}
+
+/* Whether buffer b can hold t: same element type, and one-dimensional or the same shape. */
+static bool compatible(const struct rbuf *b, const struct hgc_tir_tensor *t)
+{
+	const struct hgc_tir_tensor *f = b->first;
+
+	if (!hgc_tir_type_eq(f->elem, t->elem))
+		return false;
+	if (f->ndims == 1 && t->ndims == 1)
+		return true;
+	if (f->ndims != t->ndims || b->grown)
+		return false;
+	for (int i = 0; i < t->ndims; i++)
+		if (hgc_tir_tensor_dim(f, i) != hgc_tir_tensor_dim(t, i))
+			return false;
+	return true;
+}
+
+/* The free compatible buffer for r: large enough and freed last, else growable and
+   freed last; -1 if none. */
+static int pick(struct reuse *ru, const struct rtemp *r)
+{
+	int best = -1, grow = -1;
+
+	for (int i = 0; i < (int)ru->nbufs; i++) {
+		struct rbuf *b = &ru->bufs[i];
+
+		if (b->busy_until >= r->start || !compatible(b, r->t))
+			continue;
+		if (b->elems >= r->elems) {
+			if (best < 0 || b->busy_until > ru->bufs[best].busy_until)
+				best = i;
+		} else if (r->t->ndims == 1 && b->first->ndims == 1 &&
+			   (grow < 0 || b->busy_until > ru->bufs[grow].busy_until)) {
+			grow = i;
+		}
+	}
+	return best >= 0 ? best : grow;
+}
+
+/* Put r in buffer i (-1: a new one). */
+static void place(struct reuse *ru, struct rtemp *r, int i)
+{
+	struct rbuf *b;
+
+	if (i < 0) {
+		i = ru->nbufs++;
+		ru->bufs[i].first = r->t;
+		ru->bufs[i].busy_until = -1;
+	}
+	b = &ru->bufs[i];
+	if (r->elems > b->elems) {
+		b->grown = b->elems > 0;
+		b->elems = r->elems;
+	}
+	b->busy_until = r->end > b->busy_until ? r->end : b->busy_until;
+	b->members++;
+	r->buffer = i;
+}
+
+/* Assign every planned temporary to a buffer, in order of birth. */
+static void assign(struct reuse *ru)
+{
+	for (int k = 0; k < ru->n; k++) {
+		struct rtemp *r = ru->order[k];
+		int i = hgc_tp_inplace_pick(ru, r);
+
+		if (i >= 0) {
+			r->inplace = true;
+		} else {
+			i = pick(ru, r);
+		}
+		place(ru, r, i);
+	}
+}
+
+/* Visitor: point every access of a shared temporary at its buffer. */
+static bool retarget_pre(struct hgc_tir_visitor *v, struct hgc_tir_stmt *s)
+{
+	struct reuse *ru = v->ctx;
+	struct rtemp *r;
+
+	if (s->kind == HGC_TIR_S_STORE && (r = &ru->t[s->u.store.tensor->id])->buffer >= 0 &&
+	    ru->bufs[r->buffer].tensor)
+		s->u.store.tensor = ru->bufs[r->buffer].tensor;
+	return true;
+}
+
+static void retarget_expr(struct hgc_tir_visitor *v, struct hgc_tir_expr *e)
+{
+	struct reuse *ru = v->ctx;
+	struct rtemp *r;
+
+	if ((e->kind == HGC_TIR_E_LOAD || e->kind == HGC_TIR_E_ADDR) &&
+	    (r = &ru->t[e->u.tensor->id])->buffer >= 0 && ru->bufs[r->buffer].tensor)
+		e->u.tensor = ru->bufs[r->buffer].tensor;
+}
+
+/* Remove statement s from block b. */
+static void unlink_stmt(struct hgc_tir_stmt *b, struct hgc_tir_stmt *s)
+{
+	int i;
+
+	for (i = 0; i < b->u.block.n && b->u.block.stmts[i] != s; i++)
+		;
+	if (i == b->u.block.n)
+		hgc_bug("a tensor definition is not in its block");
+	memmove(&b->u.block.stmts[i], &b->u.block.stmts[i + 1],
+		(size_t)(b->u.block.n - i - 1) * sizeof(*b->u.block.stmts));
+	b->u.block.n--;
+}
+
+/* One tensor per shared buffer, defined first in the entry; members' definitions go. */
+static int rewrite(struct reuse *ru)
+{
+	struct hgc_tir_func *f = ru->m->entry;
+	struct hgc_tir_visitor v = { retarget_pre, NULL, retarget_expr, ru };
+	int changes = 0, at = 0;
+
+	for (int i = 0; i < ru->nbufs; i++) {
+		struct rbuf *b = &ru->bufs[i];
+		const struct hgc_tir_tensor *t = b->first;
+		int64_t dims[16];
+
+		if (b->members < 2 || t->ndims > 16)
+			continue;
+		for (int k = 0; k < t->ndims; k++)
+			dims[k] = t->ndims == 1 ? b->elems : hgc_tir_tensor_dim(t, k);
+		b->tensor = hgc_tir_tensor_newc(ru->m, "scratch", t->elem, HGC_TIR_LOCAL, t->ndims,
+						dims);
+		hgc_tir_insert(f->body, at++, hgc_tir_def_tensor(ru->m, NULL, b->tensor));
+	}
+	for (int k = 0; k < ru->n; k++) {
+		struct rtemp *r = ru->order[k];
+
+		if (ru->bufs[r->buffer].tensor) {
+			unlink_stmt(ru->sc.defs[r->t->id].block, ru->sc.defs[r->t->id].s);
+			changes++;
+		}
+	}
+	hgc_tir_walk_stmt(f->body, &v);
+	return changes;
+}
+
+/* The plan for explain: sizes, buffers, members. */
+static void fill_plan(struct reuse *ru, struct hgc_tir_plan *pl)
+{
+	free(pl->temps);
+	free(pl->buffer_bytes);
+	free(pl->buffer_names);
+	memset(pl, 0, sizeof(*pl));
+	pl->done = true;
+	pl->ntemps = ru->n;
+	pl->nbuffers = ru->nbufs;
+	pl->temps = hgc_xcalloc((size_t)ru->n + 1, sizeof(*pl->temps));
+	pl->buffer_bytes = hgc_xcalloc((size_t)ru->nbufs + 1, sizeof(*pl->buffer_bytes));
+	pl->buffer_names = hgc_xcalloc((size_t)ru->nbufs + 1, sizeof(*pl->buffer_names));
+	for (int k = 0; k < ru->n; k++) {
+		struct rtemp *r = ru->order[k];
+
+		pl->temps[k] = (struct hgc_tir_plan_temp){ r->t->name, r->bytes, r->buffer,
+							  r->start, r->end, r->inplace };
+		pl->bytes_noreuse += r->bytes;
+	}
+	for (int i = 0; i < ru->nbufs; i++) {
+		struct rbuf *b = &ru->bufs[i];
+
+		pl->buffer_bytes[i] = b->elems * hgc_tir_kind_size(b->first->elem.kind);
+		if (b->first->elem.ptr)
+			pl->buffer_bytes[i] = b->elems * (int64_t)sizeof(void *);
+		pl->buffer_names[i] = b->tensor ? b->tensor->name : b->first->name;
+		pl->bytes_reuse += pl->buffer_bytes[i];
+	}
+}
+
+/* The planned temporaries, in order of birth. */
+static void collect(struct reuse *ru)
+{
+	int nt = ru->m->ntensors;
+
+	ru->order = hgc_xcalloc((size_t)nt + 1, sizeof(*ru->order));
+	for (int id = 0; id < nt; id++) {
+		struct rtemp *r = &ru->t[id];
+
+		r->buffer = -1;
+		if (!r->t || !r->used || r->bad || !plannable(&ru->sc, r->t))
+			continue;
+		r->elems = hgc_tir_tensor_size(r->t);
+		r->bytes = r->elems * (r->t->elem.ptr ? (int64_t)sizeof(void *)
+						      : hgc_tir_kind_size(r->t->elem.kind));
+		ru->order[ru->n++] = r;
+	}
+	qsort(ru->order, (size_t)ru->n, sizeof(*ru->order), by_start);
+}
+
+/* Plan the entry function's temporaries and share their buffers. */
+int hgc_tir_pass_buffer_reuse(struct hgc_tir_module *m, struct hgc_tir_passes *p,
+			      struct hgc_diag *d)
+{
+	struct reuse ru = { .m = m };
+	int changes;
+
+	(void)d;
+	if (!m->entry)
+		return 0;
+	hgc_tp_scan(&ru.sc, m, m->entry);
+	hgc_tp_vars_init(&ru.vars, m, m->entry);
+	ru.t = hgc_xcalloc((size_t)m->ntensors + 1, sizeof(*ru.t));
+	for (size_t i = 0; i < ru.sc.acc.len; i++)
+		ru.t[HGC_TP_ACC(&ru.sc, i)->t->id].t = HGC_TP_ACC(&ru.sc, i)->t;
+	lifetimes(&ru);
+	collect(&ru);
+	ru.bufs = hgc_xcalloc((size_t)ru.n + 1, sizeof(*ru.bufs));
+	assign(&ru);
+	changes = rewrite(&ru);
+	fill_plan(&ru, &p->plan);
+	free(ru.bufs);
+	free(ru.order);
+	free(ru.t);
+	hgc_tp_vars_release(&ru.vars);
+	hgc_tp_scan_release(&ru.sc);
+	return changes;
+}

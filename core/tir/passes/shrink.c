@@ -1,0 +1,285 @@
+/*
+ * shrink.c: tensor size optimization.  A local temporary whose every load,
+ * store and slice address happens inside one loop L (its definition
+ * outside L), such that each dim's index is a part fixed in an iteration
+ * of L (the same for every access) plus a part over the loops inside L,
+ * and such that distinct iterations of L and of the loops between the
+ * definition and L touch disjoint slices, is only ever used one slice per
+ * iteration: it shrinks to that slice (down to one element), its indices
+ * lose the fixed part, and its definition moves to the top of L's body.
+ * The deepest such L is taken.  A temporary whose address is kept in a
+ * scalar, or stored into a pointer tensor defined outside L, stays.  A
+ * slice address hands a callee (brgemm, copy2d) the tensor's row strides
+ * in its other arguments, so a temporary with one only shrinks in its
+ * first dim, which keeps every stride.
+ */
+#include "passes_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXD 16
+
+/* One function's state. */
+struct shrink {
+	struct hgc_tir_module *m;
+	struct hgc_tp_scan sc;
+	struct hgc_tp_vars v;
+	bool *inner;		/* by var id: a loop variable of a loop inside L */
+};
+
+/* The loop variables of loop s into vars; their count. */
+static int loop_vars(struct hgc_tir_stmt *s, struct hgc_tir_var **vars, int cap)
+{
+	if (s->kind == HGC_TIR_S_FOR) {
+		vars[0] = s->u.loop.var;
+		return 1;
+	}
+	for (int i = 0; i < s->u.pfor.n && i < cap; i++)
+		vars[i] = s->u.pfor.vars[i];
+	return s->u.pfor.n < cap ? s->u.pfor.n : cap;
+}
+
+/* Mark the variables of loops strictly inside loop l. */
+static void mark_inner(struct shrink *sh, int l)
+{
+	struct hgc_tir_var *vars[64];
+
+	memset(sh->inner, 0, (size_t)sh->m->nvars + 1);
+	for (size_t i = 0; i < sh->sc.loops.len; i++) {
+		if ((int)i == l || !hgc_tp_loop_within(&sh->sc, (int)i, l))
+			continue;
+		int n = loop_vars(HGC_TP_LOOP(&sh->sc, i)->s, vars, 64);
+
+		for (int k = 0; k < n; k++)
+			sh->inner[vars[k]->id] = true;
+	}
+}
+
+/* The innermost loop around both a and b, or -1. */
+static int common(const struct hgc_tp_scan *sc, int a, int b)
+{
+	for (; a >= 0; a = HGC_TP_LOOP(sc, a)->parent)
+		if (hgc_tp_loop_within(sc, b, a))
+			return a;
+	return -1;
+}
+
+/* Split an index into its fixed part (*fixed) and the range of the rest. */
+static bool split(struct shrink *sh, const struct hgc_tir_expr *e, int64_t ext,
+		  struct hgc_tp_aff *fixed, int64_t *lo, int64_t *hi)
+{
+	struct hgc_tp_aff a = hgc_tp_affine(&sh->v, e);
+
+	if (!a.ok)
+		return false;
+	memset(fixed, 0, sizeof(*fixed));
+	fixed->ok = true;
+	*lo = *hi = a.c0;
+	for (int i = 0; i < a.n; i++) {
+		int id = a.t[i].var->id;
+		int64_t c = a.t[i].c;
+
+		if (!sh->inner[id]) {
+			fixed->t[fixed->n++] = a.t[i];
+			continue;
+		}
+		if (!sh->v.known[id] || a.t[i].var->type.kind != HGC_TIR_INDEX)
+			return false;
+		*lo += c > 0 ? c * sh->v.lo[id] : c * sh->v.hi[id];
+		*hi += c > 0 ? c * sh->v.hi[id] : c * sh->v.lo[id];
+	}
+	*hi += ext - 1;
+	return true;
+}
+
+/* Same terms, same coefficients (order may differ). */
+static bool same_terms(const struct hgc_tp_aff *a, const struct hgc_tp_aff *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (int i = 0; i < a->n; i++)
+		if (hgc_tp_aff_coef(b, a->t[i].var) != a->t[i].c)
+			return false;
+	return true;
+}
+
+/* The slice a temporary keeps per iteration: fixed parts and ranges per dim. */
+struct slice {
+	struct hgc_tp_aff fixed[MAXD];
+	int64_t lo[MAXD], hi[MAXD];
+};
+
+/* Whether tensor p is defined inside loop l. */
+static bool defined_in(const struct shrink *sh, const struct hgc_tir_tensor *p, int l)
+{
+	const struct hgc_tp_def *d = &sh->sc.defs[p->id];
+	const struct hgc_tp_loop *lp = HGC_TP_LOOP(&sh->sc, l);
+
+	return d->s && d->pos > lp->start && d->pos <= lp->end;
+}
+
+/* Whether loop l holds the definition of t. */
+static bool holds_def(const struct shrink *sh, int l, const struct hgc_tir_tensor *t)
+{
+	const struct hgc_tp_loop *lp = HGC_TP_LOOP(&sh->sc, l);
+	int pos = sh->sc.defs[t->id].pos;
+
+	return pos >= lp->start && pos <= lp->end;
+}
+
+/* Fold one access of t into the slice; false if it does not fit the pattern. */
+static bool fold_access(struct shrink *sh, const struct hgc_tp_access *a, int l, bool first,
+			struct slice *sl)
+{
+	struct hgc_tp_aff f;
+	int64_t lo, hi;
+
+	if (a->escapes || (a->into && !defined_in(sh, a->into, l)) || a->n != a->t->ndims)
+		return false;
+	for (int d = 0; d < a->n; d++) {
+		if (!split(sh, a->idx[d], a->ext ? a->ext[d] : 1, &f, &lo, &hi))
+			return false;
+		if (first) {
+			sl->fixed[d] = f;
+			sl->lo[d] = lo;
+			sl->hi[d] = hi;
+		} else if (!same_terms(&sl->fixed[d], &f)) {
+			return false;
+		} else {
+			sl->lo[d] = lo < sl->lo[d] ? lo : sl->lo[d];
+			sl->hi[d] = hi > sl->hi[d] ? hi : sl->hi[d];
+		}
+	}
+	return true;
+}
+
+/* Whether t can shrink to its slice per iteration of loop l (filled in sl). */
+static bool fits(struct shrink *sh, struct hgc_tir_tensor *t, int l, struct slice *sl)
+{
+	struct hgc_tir_var *vars[64];
+	int64_t width[MAXD], size = 1;
+	bool first = true, addr = false;
+	int n = 0;
+
+	mark_inner(sh, l);
+	for (size_t i = 0; i < sh->sc.acc.len; i++) {
+		const struct hgc_tp_access *a = HGC_TP_ACC(&sh->sc, i);
+
+		if (a->t != t)
+			continue;
+		if (!fold_access(sh, a, l, first, sl))
+			return false;
+		first = false;
+		addr |= a->kind == HGC_TP_ADDR;
+	}
+	for (int d = 0; d < t->ndims; d++) {
+		width[d] = sl->hi[d] - sl->lo[d] + 1;
+		size *= width[d];
+		if (addr && d > 0 && (sl->lo[d] != 0 || width[d] != hgc_tir_tensor_dim(t, d)))
+			return false;
+	}
+	if (size >= hgc_tir_tensor_size(t))
+		return false;
+	for (int k = l; k >= 0 && !holds_def(sh, k, t); k = HGC_TP_LOOP(&sh->sc, k)->parent)
+		n += loop_vars(HGC_TP_LOOP(&sh->sc, k)->s, vars + n, 64 - n);
+	return hgc_tp_disjoint(&sh->v, t->ndims, sl->fixed, width, vars, n);
+}
+
+/* The index of an access without its fixed part: inner terms plus a constant. */
+static struct hgc_tir_expr *local_index(struct shrink *sh, const struct hgc_tir_expr *e,
+					int64_t lo)
+{
+	struct hgc_tp_aff a = hgc_tp_affine(&sh->v, e);
+	struct hgc_tir_expr *sum = NULL, *t;
+
+	for (int i = 0; i < a.n; i++) {
+		if (!sh->inner[a.t[i].var->id])
+			continue;
+		t = hgc_tir_ref(sh->m, a.t[i].var);
+		if (a.t[i].c != 1)
+			t = hgc_tir_mul(sh->m, t, hgc_tir_idx(sh->m, a.t[i].c));
+		sum = sum ? hgc_tir_add(sh->m, sum, t) : t;
+	}
+	if (!sum)
+		return hgc_tir_idx(sh->m, a.c0 - lo);
+	return a.c0 != lo ? hgc_tir_add(sh->m, sum, hgc_tir_idx(sh->m, a.c0 - lo)) : sum;
+}
+
+/* Shrink t to the slice, rewrite its accesses, move its definition into loop l. */
+static void shrink_to(struct shrink *sh, struct hgc_tir_tensor *t, int l, const struct slice *sl)
+{
+	struct hgc_tp_def *def = &sh->sc.defs[t->id];
+	struct hgc_tir_stmt *b = def->block, *body;
+	int i;
+
+	for (size_t k = 0; k < sh->sc.acc.len; k++) {
+		const struct hgc_tp_access *a = HGC_TP_ACC(&sh->sc, k);
+
+		if (a->t == t)
+			for (int d = 0; d < a->n; d++)
+				a->idx[d] = local_index(sh, a->idx[d], sl->lo[d]);
+	}
+	for (int d = 0; d < t->ndims; d++)
+		t->dims[d] = hgc_tir_idx(sh->m, sl->hi[d] - sl->lo[d] + 1);
+	for (i = 0; b->u.block.stmts[i] != def->s; i++)
+		;
+	memmove(&b->u.block.stmts[i], &b->u.block.stmts[i + 1],
+		(size_t)(b->u.block.n - i - 1) * sizeof(*b->u.block.stmts));
+	b->u.block.n--;
+	body = hgc_tir_body(HGC_TP_LOOP(&sh->sc, l)->s);
+	hgc_tir_insert(body, 0, def->s);
+}
+
+/* Try t in the deepest loop around all its uses first, then outwards. */
+static int shrink_tensor(struct shrink *sh, struct hgc_tir_tensor *t)
+{
+	struct slice sl;
+	int l = -2;
+
+	if (t->scope != HGC_TIR_LOCAL || t->ndims > MAXD || hgc_tir_tensor_size(t) < 0)
+		return 0;
+	for (size_t i = 0; i < sh->sc.acc.len; i++) {
+		const struct hgc_tp_access *a = HGC_TP_ACC(&sh->sc, i);
+
+		if (a->t == t)
+			l = l == -2 ? a->loop : common(&sh->sc, l, a->loop);
+	}
+	for (; l >= 0 && !holds_def(sh, l, t); l = HGC_TP_LOOP(&sh->sc, l)->parent)
+		if (fits(sh, t, l, &sl)) {
+			shrink_to(sh, t, l, &sl);
+			return 1;
+		}
+	return 0;
+}
+
+/* Shrink the temporaries of one function. */
+static int shrink_func(struct hgc_tir_module *m, struct hgc_tir_func *f)
+{
+	struct shrink sh = { .m = m };
+	int changes = 0;
+
+	hgc_tp_scan(&sh.sc, m, f);
+	hgc_tp_vars_init(&sh.v, m, f);
+	sh.inner = hgc_xcalloc((size_t)m->nvars + 1, 1);
+	for (int id = 0; id < m->ntensors; id++)
+		if (sh.sc.defs[id].s)
+			changes += shrink_tensor(&sh, sh.sc.defs[id].s->u.tensor);
+	free(sh.inner);
+	hgc_tp_vars_release(&sh.v);
+	hgc_tp_scan_release(&sh.sc);
+	return changes;
+}
+
+/* Shrink the temporaries of every function. */
+int hgc_tir_pass_tensor_shrink(struct hgc_tir_module *m, struct hgc_tir_passes *p,
+			       struct hgc_diag *d)
+{
+	int changes = 0;
+
+	(void)p;
+	(void)d;
+	for (size_t i = 0; i < m->funcs.len; i++)
+		changes += shrink_func(m, HGC_TIR_FUNC(m, i));
+	return changes;
+}

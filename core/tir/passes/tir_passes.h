@@ -1,0 +1,101 @@
+/*
+ * tir_passes.h: the Tensor IR passes that run between lowering and the
+ * backends, one file each, and the pipeline (pipeline.c) that runs them in
+ * order:
+ *
+ *     parallel_merge -> tensor_shrink -> index_flatten -> buffer_reuse
+ *
+ * Each pass can be switched off by name (a config's `pass NAME = off;`),
+ * and the module is verified after each (always after the last).  The
+ * buffer-reuse pass leaves its plan (peak scratch with and without reuse,
+ * which temporaries share a buffer) in struct hgc_tir_plan.  Vectorization
+ * is left to LLVM's O3 (docs/tir.md says why).  See docs/passes.md.
+ */
+#ifndef HGC_TIR_PASSES_H
+#define HGC_TIR_PASSES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../tir.h"
+
+/* The passes in pipeline order: X(enum suffix, name, function, what it does). */
+#define HGC_TIR_PASS_LIST(X)                                                              \
+	X(PARALLEL_MERGE, "parallel_merge", hgc_tir_pass_parallel_merge,                  \
+	  "adjacent parallel loops of one merge group with disjoint iterations into one") \
+	X(TENSOR_SHRINK, "tensor_shrink", hgc_tir_pass_tensor_shrink,                     \
+	  "a temporary used inside one loop on that loop's slice shrinks to the slice")    \
+	X(INDEX_FLATTEN, "index_flatten", hgc_tir_pass_index_flatten,                     \
+	  "local and constant tensors become one-dimensional, indexed linearly")          \
+	X(BUFFER_REUSE, "buffer_reuse", hgc_tir_pass_buffer_reuse,                        \
+	  "temporaries of the entry function share scratch buffers by lifetime")
+
+enum hgc_tir_pass {
+#define X(e, n, f, what) HGC_TIR_PASS_##e,
+	HGC_TIR_PASS_LIST(X)
+#undef X
+	HGC_TIR_PASS_COUNT
+};
+
+/* One temporary of the buffer plan. */
+struct hgc_tir_plan_temp {
+	const char *name;	/* the temporary as lowering named it (module arena) */
+	int64_t bytes;
+	int buffer;		/* index of the shared buffer it lives in */
+	int start, end;		/* lifetime: statement positions in the entry function */
+	bool inplace;		/* took the buffer of an input still live (elementwise) */
+};
+
+/* What buffer_reuse decided (malloc'ed arrays; hgc_tir_plan_release). */
+struct hgc_tir_plan {
+	bool done;			/* the pass ran */
+	int64_t bytes_noreuse;		/* every planned temporary in its own buffer */
+	int64_t bytes_reuse;		/* the shared buffers */
+	int ntemps, nbuffers;
+	struct hgc_tir_plan_temp *temps;
+	int64_t *buffer_bytes;		/* per buffer */
+	const char **buffer_names;	/* per buffer: the tensor that replaced its members */
+};
+
+/* Which passes run, and what they report. */
+struct hgc_tir_passes {
+	bool on[HGC_TIR_PASS_COUNT];
+	bool verify_each;		/* verify after every pass (default: unless NDEBUG) */
+	int changes[HGC_TIR_PASS_COUNT];	/* rewrites each pass made */
+	struct hgc_tir_plan plan;	/* buffer_reuse's plan */
+};
+
+/* pipeline.c */
+/* Every pass on; verify after each unless built with NDEBUG. */
+void hgc_tir_passes_init(struct hgc_tir_passes *p);
+void hgc_tir_passes_release(struct hgc_tir_passes *p);
+const char *hgc_tir_pass_name(enum hgc_tir_pass p);
+const char *hgc_tir_pass_what(enum hgc_tir_pass p);
+enum hgc_tir_pass hgc_tir_pass_find(const char *name);	/* HGC_TIR_PASS_COUNT if none */
+/* `pass NAME = on|off;`: -1 with d set (at loc) for an unknown pass or value. */
+int hgc_tir_passes_set(struct hgc_tir_passes *p, const char *name, const char *value,
+		       const struct hgc_loc *loc, struct hgc_diag *d);
+/* Run the switched-on passes on m in order; -1 with d set if one fails or leaves
+   the module malformed. */
+int hgc_tir_passes_run(struct hgc_tir_module *m, struct hgc_tir_passes *p,
+		       struct hgc_diag *d);
+/* The plan as text: "buffer plan: ..." then a line per buffer (malloc'ed). */
+char *hgc_tir_plan_text(const struct hgc_tir_plan *plan);
+
+/* Each pass returns the number of rewrites it made, or -1 with d set. */
+
+/* pmerge.c */
+int hgc_tir_pass_parallel_merge(struct hgc_tir_module *m, struct hgc_tir_passes *p,
+				struct hgc_diag *d);
+/* shrink.c */
+int hgc_tir_pass_tensor_shrink(struct hgc_tir_module *m, struct hgc_tir_passes *p,
+			       struct hgc_diag *d);
+/* flatten.c */
+int hgc_tir_pass_index_flatten(struct hgc_tir_module *m, struct hgc_tir_passes *p,
+			       struct hgc_diag *d);
+/* reuse.c */
+int hgc_tir_pass_buffer_reuse(struct hgc_tir_module *m, struct hgc_tir_passes *p,
+			      struct hgc_diag *d);
+
+#endif
