@@ -1,11 +1,15 @@
 /*
  * brgemm_avx2.c: ymm microkernels (AVX2 + FMA, 16 registers).  f32 uses
- * 6x2 tiles (rows x vectors of 8 columns); int8 widens u8 and s8
- * to s16 and uses vpmaddwd, which cannot saturate on u8 x s8 products
- * (unlike vpmaddubsw); bf16 widens each half of a pair to f32 for two FMAs.
- * Column tails use vpmaskmovd loads and stores.
+ * 6x2 tiles (rows x vectors of 8 columns).  int8 and bf16 first convert
+ * their operands, a chunk of the batch at a time, into 32-bit words on the
+ * stack (brgemm_widen_avx2.c): bf16 into f32 for the f32 tiles, int8 into
+ * pairs of s16 for tiles of vpmaddwd + vpaddd (exact, unlike vpmaddubsw,
+ * which saturates on u8 x s8 pairs).  Converting in the k loop instead
+ * cost shifts and blends on the vector pipes the FMAs and vpmaddwd need:
+ * 0.6 of peak.  Column tails use vpmaskmovd loads and stores.
  */
 #include <immintrin.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/runtime_int.h"
@@ -81,27 +85,6 @@ VINLINE vreg vmadd16(vreg acc, vreg a, vreg b)
 	return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));
 }
 
-/* u8 bytes 0, 2 and 1, 3 of each lane, zero-extended to s16. */
-VINLINE void wide_u8(vreg x, vreg *lo, vreg *hi)
-{
-	*lo = _mm256_and_si256(x, _mm256_set1_epi32(0x00ff00ff));
-	*hi = _mm256_srli_epi16(x, 8);
-}
-
-/* s8 bytes 0, 2 and 1, 3 of each lane, sign-extended to s16. */
-VINLINE void wide_s8(vreg x, vreg *lo, vreg *hi)
-{
-	*lo = _mm256_srai_epi16(_mm256_slli_epi16(x, 8), 8);
-	*hi = _mm256_srai_epi16(x, 8);
-}
-
-/* The low and high bf16 of each lane as f32 (a blend with zero needs no constant register). */
-VINLINE void wide_bf16(vreg x, vreg *lo, vreg *hi)
-{
-	*lo = _mm256_slli_epi32(x, 16);
-	*hi = _mm256_blend_epi16(x, _mm256_setzero_si256(), 0x55);
-}
-
 /* Every row count below the full tile, so that rows split evenly (tile_rows). */
 #define TILE_EDGES(m) E##m
 /* The f32 k loop unrolled by 4 (brgemm_tile.inc, tile_steps). */
@@ -110,19 +93,98 @@ VINLINE void wide_bf16(vreg x, vreg *lo, vreg *hi)
 #include "runtime/brgemm_tile.inc"
 
 /*
- * Tile shapes, rows x vectors, widest first; the lane mask of the last
- * vector takes a register, so 4x3 (12 + 3 + 1 + mask) would spill.  int8
- * needs B widened into two registers per vector and A into two, so its
- * tiles are smaller than bf16's, whose FMAs give the allocator more freedom
- * than vpmaddwd + vpaddd.
+ * Tile shapes, rows x vectors, widest first.  6x2 holds 12 accumulators,
+ * 2 B vectors and the broadcast (4x3 would need a 17th register for the
+ * tail mask); loads per k step (8) stay well under the FMAs (12).  The s16
+ * pair op needs one more register for each vpmaddwd result, so its tail
+ * tiles spilled at 6x2: 5x2.
  */
 #define F32_SHAPES(X, o) X(6, 2, o) X(8, 1, o)
-#define I8_SHAPES(X, o) X(3, 2, o) X(8, 1, o)
-#define BF16_SHAPES(X, o) X(4, 2, o) X(8, 1, o)
+#define I16_SHAPES(X, o) X(5, 2, o) X(8, 1, o)
 
 TILES(f32_tiles, OP_F32, F32_SHAPES)
-TILES(i8_tiles, OP_I8_WIDE, I8_SHAPES)
-TILES(bf16_tiles, OP_BF16_WIDE, BF16_SHAPES)
+TILES(i16_tiles, OP_I16, I16_SHAPES)
+
+/* 32-bit words of converted A and B on the stack per chunk (64 KB). */
+#define CONV_WORDS 16384
+/* Batch elements per chunk at most. */
+#define CONV_BATCH 32
+
+/* How a kind's operands become 32-bit words (brgemm_widen_avx2.c). */
+struct widen {
+	int kdiv;	/* k values per output word: 1 (bf16 -> f32), 2 (int8 -> s16 pairs) */
+	int pack;	/* k values per packed B row (the k group) */
+	int esize;	/* bytes per element of A and packed B */
+	hgc_rt_widen_fn *a, *b;	/* A's rows, B's packed rows */
+	const struct tiles *tiles;
+};
+
+/*
+ * Output words per k chunk: the whole K when one batch element fits the
+ * buffer (words of A + B per word of k: per), else as much of K as fits,
+ * in whole packed rows; 0 when not even one packed row fits.
+ */
+static int64_t chunk_words(const struct hgc_rt_call *c, const struct widen *w, int64_t per)
+{
+	int64_t kw = c->K / w->kdiv, step = w->pack / w->kdiv;
+
+	if (per * kw <= CONV_WORDS)
+		return kw;
+	return CONV_WORDS / per / step * step;
+}
+
+/*
+ * Convert batch elements [b0, b0 + nb), k words [k0, k0 + kw) into buf
+ * (each element's A then B) and run the tiles on them, beta as given.
+ */
+static void widen_run(const struct hgc_rt_call *c, const struct widen *w, uint32_t *buf,
+		      int64_t b0, int64_t nb, int64_t k0, int64_t kw, int beta)
+{
+	const void *pa[CONV_BATCH], *pb[CONV_BATCH];
+	int64_t b, k = k0 * w->kdiv, rows = k / w->pack;
+	struct hgc_rt_call s = {pa, pb, c->C, nb, c->M, c->N, kw, kw, c->N, c->ldc, beta};
+
+	for (b = 0; b < nb; b++) {
+		uint32_t *a = buf + b * (c->M + c->N) * kw, *bb = a + c->M * kw;
+
+		w->a((const char *)c->A[b0 + b] + k * w->esize, c->lda, c->M, kw * w->kdiv, a);
+		w->b((const char *)c->B[b0 + b] + rows * c->ldb * w->esize, c->ldb, c->N,
+		     kw * w->kdiv, bb);
+		pa[b] = a;
+		pb[b] = bb;
+	}
+	run_tiles(&s, w->tiles);
+}
+
+/*
+ * A call whose operands are converted first: a chunk of the batch at a
+ * time, or of K when one element does not fit the stack buffer (a heap
+ * buffer when not even one packed row does), accumulating after the first.
+ */
+static void run_widened(const struct hgc_rt_call *c, const struct widen *w)
+{
+	uint32_t stack[CONV_WORDS], *buf = stack;
+	int64_t per = c->M + c->N, kw = chunk_words(c, w, per), nb, b0, k0;
+	int64_t step = w->pack / w->kdiv, total = c->K / w->kdiv;
+	int beta = c->beta;
+
+	if (kw == 0) {
+		kw = step;
+		buf = malloc((size_t)(per * kw) * sizeof(uint32_t));
+		if (!buf)
+			abort();
+	}
+	nb = kw == total ? CONV_WORDS / (per * kw) : 1;
+	nb = nb < 1 ? 1 : nb > CONV_BATCH ? CONV_BATCH : nb;
+	for (b0 = 0; b0 < c->bs; b0 += nb) {
+		int64_t n = c->bs - b0 < nb ? c->bs - b0 : nb;
+
+		for (k0 = 0; k0 < total; k0 += kw, beta = 1)
+			widen_run(c, w, buf, b0, n, k0, total - k0 < kw ? total - k0 : kw, beta);
+	}
+	if (buf != stack)
+		free(buf);
+}
 
 /* f32 brgemm with ymm tiles. */
 void hgc_rt_f32_avx2(const struct hgc_rt_call *c)
@@ -130,14 +192,20 @@ void hgc_rt_f32_avx2(const struct hgc_rt_call *c)
 	run_tiles(c, &f32_tiles);
 }
 
-/* u8 x s8 -> s32 brgemm, exact, with vpmaddwd on widened values. */
+/* u8 x s8 -> s32 brgemm, exact: both widened to s16 pairs, then vpmaddwd + vpaddd. */
 void hgc_rt_u8s8_avx2(const struct hgc_rt_call *c)
 {
-	run_tiles(c, &i8_tiles);
+	static const struct widen w = {2, 4, 1, hgc_rt_widen_u8_a, hgc_rt_widen_s8_b,
+				       &i16_tiles};
+
+	run_widened(c, &w);
 }
 
-/* bf16 brgemm, both halves of each pair widened to f32. */
+/* bf16 brgemm: both operands widened to f32 (exact), then the f32 tiles. */
 void hgc_rt_bf16_avx2(const struct hgc_rt_call *c)
 {
-	run_tiles(c, &bf16_tiles);
+	static const struct widen w = {1, 2, 2, hgc_rt_widen_bf16_a, hgc_rt_widen_bf16_b,
+				       &f32_tiles};
+
+	run_widened(c, &w);
 }

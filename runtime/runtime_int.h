@@ -53,8 +53,20 @@ enum hgc_isa hgc_rt_isa_choose(const char *env, enum hgc_isa best, FILE *warn);
 /* brgemm_generic.c: portable C, one function per kind. */
 hgc_rt_kernel_fn hgc_rt_f32_generic, hgc_rt_u8s8_generic, hgc_rt_bf16_generic;
 
-/* brgemm_avx2.c: ymm kernels; int8 and bf16 widen to vpmaddwd and FMA. */
+/* brgemm_avx2.c: ymm kernels; int8 and bf16 widened first, to vpmaddwd and FMA tiles. */
 hgc_rt_kernel_fn hgc_rt_f32_avx2, hgc_rt_u8s8_avx2, hgc_rt_bf16_avx2;
+
+/*
+ * brgemm_widen_avx2.c: one chunk of kc k values of A (M rows, lda apart,
+ * from its first k) or of packed B (from its first packed row, N columns)
+ * into dense rows of 32-bit words for the AVX2 tiles.
+ */
+typedef void hgc_rt_widen_fn(const void *src, int64_t ld, int64_t rows_or_cols, int64_t kc,
+			     uint32_t *dst);
+/* bf16 -> f32: A to M x kc words; B to kc rows of N words. */
+hgc_rt_widen_fn hgc_rt_widen_bf16_a, hgc_rt_widen_bf16_b;
+/* int8 -> s16 pairs (k 2w, 2w + 1 in word w): A to M x kc/2 words; B to kc/2 rows of N. */
+hgc_rt_widen_fn hgc_rt_widen_u8_a, hgc_rt_widen_s8_b;
 
 /*
  * brgemm_avx512.c: zmm kernels; u8s8 needs AVX512-VNNI, bf16 AVX512-BF16.

@@ -1,0 +1,126 @@
+/*
+ * brgemm_widen_avx2.c: the AVX2 int8 and bf16 operands, converted before
+ * the tiles run (brgemm_avx2.c) so that their k loops do no conversion.
+ * Each function converts one chunk of k of one batch element into rows of
+ * 32-bit words, dense:
+ *
+ *   bf16 -> f32: A row m, k -> word k; B packed row r -> rows 2r, 2r + 1.
+ *   int8 -> s16 pairs: A row m, k 2w and 2w + 1 (u8) -> word w; B packed
+ *   row r (4 k per lane) -> rows 2r (k 4r, 4r + 1) and 2r + 1 (k 4r + 2,
+ *   4r + 3), each lane two s16.  vpmaddwd of an A word and a B lane then
+ *   adds the two products of one pair of k, exactly (|255 x -128| x 2 <
+ *   2^31).
+ *
+ * Whole vectors where 8 (B) or 16 (A) elements remain, scalar code for the
+ * rest: no read past the last column of a row.
+ */
+#include <immintrin.h>
+#include <string.h>
+
+#include "runtime/runtime_int.h"
+
+/* The 32-bit lane at p (unaligned). */
+static uint32_t lane32(const void *p)
+{
+	uint32_t x;
+
+	memcpy(&x, p, sizeof(x));
+	return x;
+}
+
+/* bf16 A rows: M x kc values from a (lda apart) to M x kc f32 words. */
+void hgc_rt_widen_bf16_a(const void *src, int64_t lda, int64_t M, int64_t kc, uint32_t *dst)
+{
+	const uint16_t *a = src;
+	int64_t m, k;
+
+	for (m = 0; m < M; m++, a += lda, dst += kc) {
+		for (k = 0; k + 8 <= kc; k += 8) {
+			__m256i x = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(a + k)));
+
+			_mm256_storeu_si256((__m256i *)(dst + k), _mm256_slli_epi32(x, 16));
+		}
+		for (; k < kc; k++)
+			dst[k] = (uint32_t)a[k] << 16;
+	}
+}
+
+/* bf16 B: kc / 2 packed rows (ldb apart) of N pairs to kc rows of N f32 words. */
+void hgc_rt_widen_bf16_b(const void *src, int64_t ldb, int64_t N, int64_t kc, uint32_t *dst)
+{
+	const uint16_t *b = src;
+	const __m256i hi = _mm256_set1_epi32((int)0xffff0000u);
+	int64_t r, n;
+
+	for (r = 0; r < kc / 2; r++, b += ldb, dst += 2 * N) {
+		for (n = 0; n + 8 <= N; n += 8) {
+			__m256i x = _mm256_loadu_si256((const __m256i *)(b + 2 * n));
+
+			_mm256_storeu_si256((__m256i *)(dst + n), _mm256_slli_epi32(x, 16));
+			_mm256_storeu_si256((__m256i *)(dst + N + n), _mm256_and_si256(x, hi));
+		}
+		for (; n < N; n++) {
+			uint32_t x = lane32(b + 2 * n);
+
+			dst[n] = x << 16;
+			dst[N + n] = x & 0xffff0000u;
+		}
+	}
+}
+
+/* u8 A rows: M x kc bytes from a (lda apart) to M x kc / 2 words of two u16. */
+void hgc_rt_widen_u8_a(const void *src, int64_t lda, int64_t M, int64_t kc, uint32_t *dst)
+{
+	const uint8_t *a = src;
+	int64_t m, k;
+
+	for (m = 0; m < M; m++, a += lda, dst += kc / 2) {
+		for (k = 0; k + 16 <= kc; k += 16) {
+			__m256i x = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(a + k)));
+
+			_mm256_storeu_si256((__m256i *)(dst + k / 2), x);
+		}
+		for (; k < kc; k += 2)
+			dst[k / 2] = (uint32_t)a[k] | (uint32_t)a[k + 1] << 16;
+	}
+}
+
+/* Two bytes as a lane of two s16: the low one in the low half. */
+static uint32_t s16_pair(int8_t lo, int8_t hi)
+{
+	return (uint32_t)(uint16_t)(int16_t)lo | (uint32_t)(uint16_t)(int16_t)hi << 16;
+}
+
+/*
+ * The two rows of s16 pairs of one packed row of 8 int8 lanes: lo gets
+ * bytes 0, 1 of each lane, hi bytes 2, 3, sign-extended.
+ */
+static void widen_s8x8(__m256i x, __m256i *lo, __m256i *hi)
+{
+	__m256i even = _mm256_srai_epi16(_mm256_slli_epi16(x, 8), 8);	/* bytes 0, 2 */
+	__m256i odd = _mm256_srai_epi16(x, 8);				/* bytes 1, 3 */
+
+	*lo = _mm256_blend_epi16(even, _mm256_slli_epi32(odd, 16), 0xaa);
+	*hi = _mm256_blend_epi16(_mm256_srli_epi32(even, 16), odd, 0xaa);
+}
+
+/* s8 B: kc / 4 packed rows (ldb bytes apart) of N lanes to kc / 2 rows of N s16 pairs. */
+void hgc_rt_widen_s8_b(const void *src, int64_t ldb, int64_t N, int64_t kc, uint32_t *dst)
+{
+	const int8_t *b = src;
+	int64_t r, n;
+
+	for (r = 0; r < kc / 4; r++, b += ldb, dst += 2 * N) {
+		for (n = 0; n + 8 <= N; n += 8) {
+			__m256i lo, hi;
+
+			widen_s8x8(_mm256_loadu_si256((const __m256i *)(b + 4 * n)), &lo, &hi);
+			_mm256_storeu_si256((__m256i *)(dst + n), lo);
+			_mm256_storeu_si256((__m256i *)(dst + N + n), hi);
+		}
+		for (; n < N; n++) {
+			dst[n] = s16_pair(b[4 * n], b[4 * n + 1]);
+			dst[N + n] = s16_pair(b[4 * n + 2], b[4 * n + 3]);
+		}
+	}
+}
