@@ -101,6 +101,55 @@ static void test_list(const char *root)
 	hgc_vec_release(&v);
 }
 
+/* Same op kinds in the same order, same input ranks and dtypes. */
+static int same_graph(const struct hgc_graph *a, const struct hgc_graph *b)
+{
+	size_t i;
+
+	if (a->ops.len != b->ops.len || a->inputs.len != b->inputs.len)
+		return 0;
+	for (i = 0; i < a->ops.len; i++)
+		if (HGC_GRAPH_OP(a, i)->kind != HGC_GRAPH_OP(b, i)->kind)
+			return 0;
+	for (i = 0; i < a->inputs.len; i++)
+		if (HGC_GRAPH_INPUT(a, i)->ndims != HGC_GRAPH_INPUT(b, i)->ndims ||
+		    HGC_GRAPH_INPUT(a, i)->dtype != HGC_GRAPH_INPUT(b, i)->dtype ||
+		    HGC_GRAPH_INPUT(a, i)->prop != HGC_GRAPH_INPUT(b, i)->prop)
+			return 0;
+	return 1;
+}
+
+/* Every spec under bench/specs/ is the graph of a smaller one the suite checks. */
+static void test_large(const char *root)
+{
+	static const char *const pairs[][2] = {
+		{"mlp_dlrm_top_b128", "mlp_dlrm_top_b32"},
+		{"mlp_dlrm_top_b512", "mlp_dlrm_top_b32"},
+		{"mlp_bert_ffn_s512", "mlp_bert_ffn_s128"},
+		{"mha_bert_base_b32_s128", "mha_bert_base_b1_s128"},
+		{"mha_bert_large_b32_s384", "mha_bert_large_b1_s384"},
+		{"layernorm_bert_large_b32_s384", "layernorm_bert_base_b32_s128"},
+	};
+	const struct hgc_bench_work *big, *small;
+	struct hgc_vec v;
+	char err[1024];
+	size_t i;
+	int nlarge = 0;
+
+	is_int(list(root, "_", 0, &v, err, sizeof(err)), 0, "every row loads");
+	for (i = 0; i < v.len; i++)
+		nlarge += HGC_VEC_AT(&v, struct hgc_bench_work, i).large;
+	is_int(nlarge, 6, "6 rows from bench/specs/");
+	for (i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		big = row(&v, pairs[i][0]);
+		small = row(&v, pairs[i][1]);
+		ok(big && small && big->large && !small->large &&
+		   same_graph(big->spec->graph, small->spec->graph),
+		   "%s: the graph of %s, which the suite checks", pairs[i][0], pairs[i][1]);
+	}
+	hgc_vec_release(&v);
+}
+
 /* Without the repository, or in the wrong one: errors, not a crash. */
 static void test_errors(void)
 {
@@ -170,6 +219,7 @@ int main(void)
 	ok(root != NULL, "the repository is found (else set HGC_ROOT)");
 	if (root) {
 		test_list(root);
+		test_large(root);
 		test_io(root);
 	}
 	test_errors();
