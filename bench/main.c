@@ -489,7 +489,7 @@ static void summary_line(const struct bench *b, const char *set, int threads)
 	struct gmean plain = {0}, packed = {0}, best = {0}, fusion = {0};
 	char t[4][24];
 	size_t i;
-	int n = 0;
+	int n = 0, slower = 0;
 
 	for (i = 0; i < b->rows.len; i++) {
 		const struct row *r = &HGC_VEC_AT(&b->rows, struct row, i);
@@ -504,9 +504,12 @@ static void summary_line(const struct bench *b, const char *set, int threads)
 		gm_add(&packed, r, COL_PACKED, COL_HGC);
 		gm_add(&best, r, bc, COL_HGC);
 		gm_add(&fusion, r, COL_NOFUSION, COL_HGC);
+		slower += r->cell[bc] == CELL_MEASURED && r->cell[COL_HGC] == CELL_MEASURED &&
+			  r->ms[bc] < r->ms[COL_HGC];
 	}
-	printf("%-26s %3d %4d  %-14s %-14s %-14s %s\n", set, threads, n, gm_fmt(t[0], &plain),
-	       gm_fmt(t[1], &packed), gm_fmt(t[2], &best), gm_fmt(t[3], &fusion));
+	printf("%-26s %3d %4d  %-14s %-14s %-14s %-14s %d\n", set, threads, n,
+	       gm_fmt(t[0], &plain), gm_fmt(t[1], &packed), gm_fmt(t[2], &best),
+	       gm_fmt(t[3], &fusion), slower);
 }
 
 /* Geometric-mean speedups of hgc per set and thread count (the issues' targets). */
@@ -517,8 +520,8 @@ static void print_summary(const struct bench *b)
 
 	printf("\ngeometric means of speedups (other ms / hgc ms: above 1, hgc is faster;"
 	       " (n) = rows with both measured)\n");
-	printf("%-26s %3s %4s  %-14s %-14s %-14s %s\n", "set", "thr", "rows", "onednn/hgc",
-	       "packed/hgc", "best/hgc", "nofusion/hgc");
+	printf("%-26s %3s %4s  %-14s %-14s %-14s %-14s %s\n", "set", "thr", "rows", "onednn/hgc",
+	       "packed/hgc", "best/hgc", "nofusion/hgc", "hgc slower");
 	for (i = 0; i < b->work.len; i++) {
 		const char *set = HGC_VEC_AT(&b->work, struct hgc_bench_work, i).set;
 
