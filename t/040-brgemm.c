@@ -1,7 +1,8 @@
 /*
  * 040-brgemm: every brgemm kernel at every ISA this CPU has (forced with
  * hgc_rt_set_isa) against a naive reference on 128 shapes each, through
- * the address-array and stride entry points; int8 extremes; empty calls;
+ * the address-array and stride entry points; int8 extremes; shapes that
+ * the AVX2 int8 and bf16 kernels widen in chunks; empty calls;
  * broken contracts; HGC_ISA and its clamping.
  */
 #include <signal.h>
@@ -73,6 +74,33 @@ static void test_long_batch(const char *isa)
 		}
 	if (!ok(fails == 0, "%s: bs 37 strided and 70 in arrays, every kind, beta 0/1", isa))
 		diag("%s", err);
+}
+
+/*
+ * Shapes whose widened operands (AVX2 int8, bf16) do not fit the kernel's
+ * stack buffer in one piece: a long K in chunks of k (M + N = 194 words
+ * per k), and rows too wide for even one packed row (M + N > 8192 words, a
+ * heap buffer).  Other kernels simply run them.
+ */
+static void test_wide(const char *isa)
+{
+	static const int64_t shapes[][4] = {{97, 97, 260, 3}, {3, 8300, 8, 2}, {9000, 5, 6, 1}};
+	char err[200] = "";
+	int k, beta, fails = 0;
+	size_t i;
+
+	for (k = 0; k < HGC_RT_NKIND; k++)
+		for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+			for (beta = 0; beta < 2; beta++) {
+				struct bcase c = {(enum hgc_rt_kind)k, shapes[i][0], shapes[i][1],
+						  shapes[i][2], shapes[i][3], beta, 1,
+						  FORM_ARRAY, (uint32_t)(5 + k + beta + 7 * i)};
+
+				fails += run_case(&c, NULL, err, sizeof(err)) != 0;
+			}
+	if (!ok(fails == 0, "%s: K=260 with M=N=97 (k chunks), rows of 8300 and 9000 "
+		"(heap buffer), every kind, beta 0/1", isa))
+		diag("%d failed; first: %s", fails, err);
 }
 
 /* M or N zero touches nothing; bs or K zero gives beta * C. */
@@ -253,6 +281,7 @@ int main(int argc, char **argv)
 		test_sweep(name);
 		test_int8_extremes(name);
 		test_long_batch(name);
+		test_wide(name);
 	}
 	hgc_rt_set_isa(best);
 	test_empty();
