@@ -26,6 +26,23 @@ static void test_shapes(void)
 	   bf16_tiles.fn[1][16] && !bf16_tiles.fn[1][3], "full tiles and power-of-two edge tiles");
 }
 
+/* Row tiles: an even split needs edge tiles of every size, which these tables lack. */
+static void test_rows(void)
+{
+	int64_t q, extra;
+
+	row_split(&f32_tiles, 4, 64, &q, &extra);
+	ok(q == 6 && extra == -1, "64 rows with 6x4: no 5-row tile, so full tiles first");
+	is_int(tile_rows(&f32_tiles, 4, 64, 0, q, extra), 6, "then 6 rows");
+	is_int(tile_rows(&f32_tiles, 4, 4, 10, q, extra), 4, "4 rows left: one 4-row tile");
+	is_int(tile_rows(&f32_tiles, 4, 3, 10, q, extra), 2, "3 rows left: 2 + 1");
+	row_split(&f32_tiles, 4, 4, &q, &extra);
+	ok(q == 4 && extra == 0, "4 rows: one tile of 4");
+	row_split(&f32_tiles, 2, 24, &q, &extra);
+	ok(q == 12 && extra == 0, "24 rows with 12x2: 12 and 12");
+	is_int(tile_rows(&f32_tiles, 2, 12, 1, q, extra), 12, "second tile: 12 rows");
+}
+
 int main(void)
 {
 	static const enum form direct[] = {FORM_DIRECT};
@@ -37,6 +54,7 @@ int main(void)
 	int k, fails;
 
 	test_shapes();
+	test_rows();
 	for (k = 0; k < HGC_RT_NKIND; k++) {
 		fails = sweep((enum hgc_rt_kind)k, direct, 1, kern[k], 0, 1, err, sizeof(err));
 		if (!ok(fails == 0, "emulated avx512 %s: 128 shapes, bs 1-4, beta 0/1", names[k]))
