@@ -7,6 +7,8 @@
  */
 #include "heuristics.h"
 
+#include <math.h>
+
 #define V(n) hgc_heur_val(cx, e, HGC_HEUR_N_##n, 0)
 #define HAS(n) (cx->slot[HGC_HEUR_N_##n] >= 0)
 
@@ -16,25 +18,62 @@ static int64_t cdiv(int64_t a, int64_t b)
 	return b > 0 ? (a + b - 1) / b : a;
 }
 
-/* conv_direct's estimate. */
+/*
+ * ns one call spends streaming its weights: the kernel runs its row tiles
+ * (6 rows) outer, each reading the call's whole B (k x OCB).  Fitted to the
+ * ResNet-50 3x3 convolutions on this machine (Zen 3, batch 1, one thread):
+ * B beyond half the L1 comes from L2 at about 11 bytes a cycle (4-row calls
+ * over 147 KiB of weights ran 1.35x slower than their FMAs), and B beyond a
+ * sixth of the L2 (its reuse distance across the row tiles) at about 20
+ * bytes a ns (one 295 KiB call took 1.65x two of 147 KiB).
+ */
+static double stream_ns(const struct hgc_heur_ctx *cx, int64_t rows, int64_t bbytes)
+{
+	const struct hgc_heur_machine *mc = cx->mc;
+	double bw = 11.0 * mc->ghz;
+
+	if (bbytes <= mc->l1 / 2)
+		return 0;
+	if (bbytes > mc->l2 / 6)
+		bw = 20.0;
+	return (double)(cdiv(rows, 6) * bbytes) / bw;
+}
+
+/* conv_direct's estimate.  A call sums BS input-channel blocks over the
+   kernel window; its weights (k x OCB) are read by every row tile of the
+   call, so a call whose weights exceed half the L1 runs slower (the model's
+   L1 term), which BS < ICBLK avoids at the price of more calls. */
 static void direct(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 		   struct hgc_heur_est *o)
 {
 	int64_t N = V(N), IC = V(IC), OC = V(OC), KH = V(KH), KW = V(KW), OH = V(OH), OW = V(OW);
 	int64_t ICB = V(ICB), OCB = V(OCB), OWB = V(OWB), icblk = V(ICBLK), ocblk = V(OCBLK);
 	int64_t owblk = V(OWBLK), T = V(threads) > 0 ? V(threads) : 1;
-	int64_t rows = N * ocblk * OH, per = cdiv(rows, T), bs = icblk * KH * KW;
+	int64_t BS = HAS(BS) && V(BS) > 0 ? V(BS) : icblk, chunks = cdiv(icblk, BS);
+	int64_t rows = N * ocblk * OH, per = cdiv(rows, T), bs = BS * KH * KW;
 	int64_t wblock = OCB * icblk * ICB * KH * KW * cx->esize[1];
 	double useful = 2.0 * (double)(N * OC * OH * OW) * (double)(IC * KH * KW);
-	double thread = 2.0 * (double)(per * owblk * OWB * OCB) * (double)(bs * ICB);
+	double thread = 2.0 * (double)(per * owblk * OWB * OCB) * (double)(icblk * KH * KW * ICB);
 	double call = hgc_heur_call_ns(cx, OWB, OCB, bs * ICB, bs);
+	double stream = stream_ns(cx, OWB, bs * ICB * OCB * cx->esize[1]);
+
+	/* fewer rows than the 6-row tile where the row has more: every pass over
+	   B feeds few FMAs (measured 1.35x to 2.8x slower with 4 rows than 28) */
+	if (OWB < 6 && OWB < OW)
+		call *= 6.0 / (double)OWB;
+	/* 8 channels run the 8x1 tile, one FMA per load: kept for small OC */
+	if (OCB < 16 && OC >= 16)
+		call *= 1.25;
+	/* a call after the first of its pixels reloads C (BS < ICBLK) */
+	if (chunks > 1)
+		call += (double)(2 * OWB * OCB * cx->esize[2]) / 32.0;
 
 	o->working_set = wblock + KH * icblk * ICB * (OW + KW) * cx->esize[0] * 2;
 	/* rows of one OCB block are consecutive: its weights are read once per
 	   block when they stay in L2, once per row when they do not */
 	o->mem_ns = hgc_heur_spill_ns(cx, o->working_set, wblock, per);
 	o->pack_ns = hgc_heur_pack_layouts(cx, e, T);
-	hgc_heur_finish(cx, o, useful, thread, T, (double)(per * owblk) * call, 2);
+	hgc_heur_finish(cx, o, useful, thread, T, (double)(per * owblk * chunks) * fmax(call, stream), 2);
 }
 
 /* The direct convolution family, by its parameter names. */
