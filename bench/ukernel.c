@@ -4,10 +4,13 @@
  * chains of vfmadd231ps zmm and ymm, vpdpbusd, vdpbf16ps, vpmaddwd +
  * vpaddd), then each kernel at each ISA the CPU has on in-cache blocks,
  * pinned to one core, and prints medians of many repetitions.  Each
- * kernel's timings alternate with timings of its instruction's peak loop,
- * and the fraction is the ratio of the two medians: it depends neither on
- * the clock nor much on what else the shared machine runs at the time.
- * Usage: ukernel [repetitions]
+ * kernel's timings alternate with timings of its instruction's peak loop
+ * of about the same length (0.1 ms), and the fraction is the ratio of the
+ * two medians: it depends neither on the clock nor much on what else the
+ * shared machine runs at the time.  "best" is the ratio of the fastest
+ * timings: other work only ever slows a timing, so on a busy machine it is
+ * the better estimate of what the kernel can do.  The load average is
+ * printed before and after.  Usage: ukernel [repetitions]
  */
 #include <immintrin.h>
 #include <sched.h>
@@ -20,7 +23,8 @@
 #include "runtime/runtime.h"
 #include "runtime/runtime_int.h"
 
-#define PEAK_ITERS 20000L	/* about 0.3 ms: short timings dodge preemption on a busy machine */
+#define PEAK_ITERS 50000L	/* about 0.1 ms: short timings dodge preemption on a busy machine */
+#define KERNEL_SECONDS 1e-4	/* each kernel timing: as long as a peak loop's */
 
 /* Peaks measured: operations per second of each instruction's useful work. */
 enum peak { PK_ZMM_FMA, PK_YMM_FMA, PK_VNNI, PK_BF16, PK_MADDWD, PK_N };
@@ -68,10 +72,11 @@ static double median_time(void (*fn)(void *), void *arg, int reps)
 
 /*
  * Medians of n timings of f(a) and of g(b), taken in turn so that both see
- * the same load on a shared machine: their ratio is what the table reports.
+ * the same load on a shared machine: their ratio is what the table reports;
+ * and the fastest of each (bf, bg).
  */
 static void median_pair(void (*f)(void *), void *a, void (*g)(void *), void *b, int reps,
-			double *tf, double *tg)
+			double *tf, double *tg, double *bf, double *bg)
 {
 	double *t = malloc(sizeof(double) * 2 * (size_t)reps), t0;
 	int i;
@@ -90,6 +95,8 @@ static void median_pair(void (*f)(void *), void *a, void (*g)(void *), void *b, 
 	qsort(t + reps, (size_t)reps, sizeof(double), cmp_double);
 	*tf = t[reps / 2];
 	*tg = t[reps + reps / 2];
+	*bf = t[0];
+	*bg = t[reps];
 	free(t);
 }
 
@@ -322,43 +329,93 @@ static enum peak kernel_peak(enum hgc_rt_kind kind)
 	return PK_YMM_FMA;	/* avx2, avx2-fma; generic is compared with it too */
 }
 
-/* Time one shape of kind at the ISA in use and print its row. */
-static void bench_shape(enum hgc_rt_kind kind, int64_t M, int64_t N, int64_t K, int64_t bs,
-			int reps)
+/* Fractions of peak of one shape: of the medians and of the fastest timings. */
+struct frac {
+	double med, best;
+};
+
+/* Time one shape of kind at the ISA in use, print its row and return its fractions. */
+static struct frac bench_shape(enum hgc_rt_kind kind, int64_t M, int64_t N, int64_t K,
+			       int64_t bs, int reps)
 {
 	static const char *const kname[] = {"f32", "u8s8s32", "bf16"};
 	struct run r = {kind, M, N, K, bs, NULL, NULL, NULL, 1};
-	double ops = 2.0 * (double)(M * N * K * bs), t, rate;
-	char shape[64];
-
+	double ops = 2.0 * (double)(M * N * K * bs), t, tp, bt, btp, rate;
 	enum peak pk = kernel_peak(kind);
-	double tp;
+	struct frac f;
+	char shape[64];
 
 	run_alloc(&r);
 	t = median_time(run_calls, &r, 3);
-	r.calls = t > 0 ? (int)(3e-4 / t) + 1 : 1;	/* about 0.3 ms per timing */
-	median_pair(run_calls, &r, peak_fn[pk], NULL, reps, &t, &tp);
+	r.calls = t > 0 ? (int)(KERNEL_SECONDS / t) + 1 : 1;
+	median_pair(run_calls, &r, peak_fn[pk], NULL, reps, &t, &tp, &bt, &btp);
 	rate = ops * r.calls / t;
+	f.med = rate / (peak_ops[pk] / tp);
+	f.best = ops * r.calls / bt / (peak_ops[pk] / btp);
 	snprintf(shape, sizeof(shape), "%lldx%lldx%lld bs%lld", (long long)M, (long long)N,
 		 (long long)K, (long long)bs);
-	printf("%-8s %-14s %-20s %9.1f %7.3f  %s\n", kname[kind], hgc_rt_kernel_name(kind), shape,
-	       rate * 1e-9, rate / (peak_ops[pk] / tp), peak_names[pk]);
+	printf("%-8s %-14s %-20s %9.1f %7.3f %6.3f  %s\n", kname[kind], hgc_rt_kernel_name(kind),
+	       shape, rate * 1e-9, f.med, f.best, peak_names[pk]);
 	run_free(&r);
+	return f;
 }
 
-/* Per-call cost: a 1x1x(K group) call and a 64x64x(64*4) one, in ns and us. */
+/*
+ * Every kind at the ISA in use on MICROKERNELS.md's in-cache blocks (32x64,
+ * 64x64, 48x48; K 64 and 128; batch 1 and 4), then a tail shape (edge rows
+ * and a masked column vector); a mean over the blocks per kind.
+ */
+static void bench_kinds(int reps)
+{
+	static const int64_t blocks[][2] = {{32, 64}, {64, 64}, {48, 48}};
+	static const int64_t ks[] = {64, 128}, batches[] = {1, 4};
+	struct frac f, sum;
+	int k, b, i, j, n;
+
+	for (k = 0; k < HGC_RT_NKIND; k++) {
+		sum = (struct frac){0, 0};
+		n = 0;
+		for (b = 0; b < 3; b++)
+			for (i = 0; i < 2; i++)
+				for (j = 0; j < 2; j++, n++) {
+					f = bench_shape((enum hgc_rt_kind)k, blocks[b][0],
+							blocks[b][1], ks[i], batches[j], reps);
+					sum.med += f.med;
+					sum.best += f.best;
+				}
+		printf("%-8s %-14s %-20s %9s %7.3f %6.3f  mean of the %d blocks above\n", "",
+		       hgc_rt_kernel_name((enum hgc_rt_kind)k), "mean", "", sum.med / n,
+		       sum.best / n, n);
+		bench_shape((enum hgc_rt_kind)k, 61, 40, 128, 4, reps);
+	}
+}
+
+/* Per-call cost of f32 calls: 1x1x1 and 16x16x16 in ns, 64x64x64 bs4 in us. */
 static void bench_overhead(int reps)
 {
 	struct run tiny = {HGC_RT_F32, 1, 1, 1, 1, NULL, NULL, NULL, 10000};
+	struct run small = {HGC_RT_F32, 16, 16, 16, 1, NULL, NULL, NULL, 2000};
 	struct run mid = {HGC_RT_F32, 64, 64, 64, 4, NULL, NULL, NULL, 20};
 
 	run_alloc(&tiny);
+	run_alloc(&small);
 	run_alloc(&mid);
-	printf("call cost at %s: 1x1x1 bs1 %.1f ns, 64x64x64 bs4 %.2f us\n",
+	printf("call cost at %s: 1x1x1 bs1 %.1f ns, 16x16x16 bs1 %.1f ns, 64x64x64 bs4 %.2f us\n",
 	       hgc_rt_isa_name(hgc_rt_isa()), median_time(run_calls, &tiny, reps) / tiny.calls * 1e9,
+	       median_time(run_calls, &small, reps) / small.calls * 1e9,
 	       median_time(run_calls, &mid, reps) / mid.calls * 1e6);
 	run_free(&tiny);
+	run_free(&small);
 	run_free(&mid);
+}
+
+/* The 1-minute load average, to judge a run on a shared machine. */
+static void print_load(const char *when)
+{
+	double l[1];
+
+	if (getloadavg(l, 1) == 1)
+		printf("load average %s: %.2f\n", when, l[0]);
 }
 
 /* Pin this thread to the core it runs on. */
@@ -375,26 +432,19 @@ static void pin_thread(void)
 
 int main(int argc, char **argv)
 {
-	static const int64_t shapes[][4] = {
-		{64, 64, 128, 4}, {64, 48, 128, 4}, {48, 48, 64, 4},
-		{32, 64, 64, 1},  {61, 40, 128, 4},
-	};
-	int reps = argc > 1 ? atoi(argv[1]) : 21, k;
+	int reps = argc > 1 ? atoi(argv[1]) : 51, k;
 	enum hgc_isa best = hgc_rt_best_isa(hgc_rt_cpu()), isa;
-	size_t s;
 
 	if (reps < 3)
 		reps = 3;
 	pin_thread();
+	print_load("before");
 	measure_peaks(reps);
-	printf("\n%-8s %-14s %-20s %9s %7s  %s\n", "kernel", "isa", "MxNxK batch", "G(FL)OP/s",
-	       "of peak", "peak instruction");
+	printf("\n%-8s %-14s %-20s %9s %7s %6s  %s\n", "kernel", "isa", "MxNxK batch",
+	       "G(FL)OP/s", "of peak", "best", "peak instruction");
 	for (isa = best; (int)isa >= (int)HGC_ISA_AVX2; isa--) {
 		hgc_rt_set_isa(isa);
-		for (k = 0; k < HGC_RT_NKIND; k++)
-			for (s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++)
-				bench_shape((enum hgc_rt_kind)k, shapes[s][0], shapes[s][1],
-					    shapes[s][2], shapes[s][3], reps);
+		bench_kinds(reps);
 	}
 	hgc_rt_set_isa(HGC_ISA_GENERIC);
 	for (k = 0; k < HGC_RT_NKIND; k++)
@@ -402,5 +452,6 @@ int main(int argc, char **argv)
 	hgc_rt_set_isa(best);
 	printf("\n");
 	bench_overhead(reps);
+	print_load("after");
 	return 0;
 }
