@@ -147,6 +147,11 @@ static struct hgc_tp_aff aff(const struct hgc_tp_vars *v, const struct hgc_tir_e
 	case HGC_TIR_E_VAR:
 		if (e->u.var->id < v->n && v->let[e->u.var->id])
 			return aff(v, v->let[e->u.var->id], depth + 1);
+		if (e->u.var->id < v->n && v->known[e->u.var->id] &&
+		    v->lo[e->u.var->id] == v->hi[e->u.var->id]) {
+			r.c0 = v->lo[e->u.var->id];
+			return r;
+		}
 		r.n = 1;
 		r.t[0].var = e->u.var;
 		r.t[0].c = 1;
@@ -412,3 +417,80 @@ bool hgc_tp_disjoint(const struct hgc_tp_vars *v, int ndims, const struct hgc_tp
 	}
 	return true;
 }
+
+/* The loop variables of loop s into vars; their count. */
+int hgc_tp_loop_vars(struct hgc_tir_stmt *s, struct hgc_tir_var **vars, int cap)
+{
+	if (s->kind == HGC_TIR_S_FOR) {
+		vars[0] = s->u.loop.var;
+		return 1;
+	}
+	for (int i = 0; i < s->u.pfor.n && i < cap; i++)
+		vars[i] = s->u.pfor.vars[i];
+	return s->u.pfor.n < cap ? s->u.pfor.n : cap;
+}
+
+/* Mark the variables of loops strictly inside loop l. */
+void hgc_tp_mark_inner(const struct hgc_tp_scan *sc, int l, bool *inner, int nvars)
+{
+	struct hgc_tir_var *vars[64];
+
+	memset(inner, 0, (size_t)nvars + 1);
+	for (size_t i = 0; i < sc->loops.len; i++) {
+		if ((int)i == l || !hgc_tp_loop_within(sc, (int)i, l))
+			continue;
+		int n = hgc_tp_loop_vars(HGC_TP_LOOP(sc, i)->s, vars, 64);
+
+		for (int k = 0; k < n; k++)
+			inner[vars[k]->id] = true;
+	}
+}
+
+/* Split an index into its fixed part (*fixed) and the range of the rest. */
+bool hgc_tp_split(const struct hgc_tp_vars *v, const bool *inner, const struct hgc_tir_expr *e,
+		  int64_t ext, struct hgc_tp_aff *fixed, int64_t *lo, int64_t *hi)
+{
+	struct hgc_tp_aff a = hgc_tp_affine(v, e);
+
+	if (!a.ok)
+		return false;
+	memset(fixed, 0, sizeof(*fixed));
+	fixed->ok = true;
+	*lo = *hi = a.c0;
+	for (int i = 0; i < a.n; i++) {
+		int id = a.t[i].var->id;
+		int64_t c = a.t[i].c;
+
+		if (!inner[id]) {
+			fixed->t[fixed->n++] = a.t[i];
+			continue;
+		}
+		if (!v->known[id] || a.t[i].var->type.kind != HGC_TIR_INDEX)
+			return false;
+		*lo += c > 0 ? c * v->lo[id] : c * v->hi[id];
+		*hi += c > 0 ? c * v->hi[id] : c * v->lo[id];
+	}
+	*hi += ext - 1;
+	return true;
+}
+
+/* Same terms, same coefficients (order may differ). */
+bool hgc_tp_same_terms(const struct hgc_tp_aff *a, const struct hgc_tp_aff *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (int i = 0; i < a->n; i++)
+		if (hgc_tp_aff_coef(b, a->t[i].var) != a->t[i].c)
+			return false;
+	return true;
+}
+
+/* The innermost loop around both a and b, or -1. */
+int hgc_tp_common(const struct hgc_tp_scan *sc, int a, int b)
+{
+	for (; a >= 0; a = HGC_TP_LOOP(sc, a)->parent)
+		if (hgc_tp_loop_within(sc, b, a))
+			return a;
+	return -1;
+}
+

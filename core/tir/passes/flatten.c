@@ -19,6 +19,8 @@ struct flat {
 	int64_t **strides;	/* NULL: leave the tensor alone */
 	struct hgc_tir_tensor **tens;	/* the tensor of each id seen */
 	int n;
+	bool (*want)(void *ctx, const struct hgc_tir_tensor *t);	/* NULL: all */
+	void *ctx;
 };
 
 /* Strides of t when it is to be flattened, else NULL. */
@@ -44,7 +46,8 @@ static bool find_pre(struct hgc_tir_visitor *v, struct hgc_tir_stmt *s)
 {
 	struct flat *fl = v->ctx;
 
-	if (s->kind == HGC_TIR_S_TENSOR && !fl->strides[s->u.tensor->id]) {
+	if (s->kind == HGC_TIR_S_TENSOR && !fl->strides[s->u.tensor->id] &&
+	    (!fl->want || fl->want(fl->ctx, s->u.tensor))) {
 		fl->strides[s->u.tensor->id] = strides_of(s->u.tensor);
 		fl->tens[s->u.tensor->id] = s->u.tensor;
 	}
@@ -125,24 +128,24 @@ static void flatten_tensor(struct hgc_tir_module *m, struct hgc_tir_tensor *t)
 	t->ndims = 1;
 }
 
-/* Flatten every local and constant tensor that can be. */
-int hgc_tir_pass_index_flatten(struct hgc_tir_module *m, struct hgc_tir_passes *p,
-			       struct hgc_diag *d)
+/* Flatten the local and constant tensors want accepts (NULL: all that can be). */
+int hgc_tp_flatten(struct hgc_tir_module *m, bool (*want)(void *, const struct hgc_tir_tensor *),
+		   void *ctx)
 {
 	size_t n = (size_t)m->ntensors + 1;
 	struct flat fl = { m, hgc_xcalloc(n, sizeof(int64_t *)),
-			   hgc_xcalloc(n, sizeof(struct hgc_tir_tensor *)), m->ntensors };
+			   hgc_xcalloc(n, sizeof(struct hgc_tir_tensor *)), m->ntensors, want, ctx };
 	struct hgc_tir_visitor find = { .stmt_pre = find_pre, .ctx = &fl };
 	struct hgc_tir_visitor rw = { .stmt_pre = rewrite_pre, .expr = rewrite_expr, .ctx = &fl };
 	int changes = 0;
 
-	(void)p;
-	(void)d;
 	for (size_t i = 0; i < m->consts.len; i++) {
 		struct hgc_tir_tensor *t = HGC_TIR_CONST_AT(m, i);
 
-		fl.strides[t->id] = strides_of(t);
-		fl.tens[t->id] = t;
+		if (!want || want(ctx, t)) {
+			fl.strides[t->id] = strides_of(t);
+			fl.tens[t->id] = t;
+		}
 	}
 	for (size_t i = 0; i < m->funcs.len; i++)
 		hgc_tir_walk_stmt(HGC_TIR_FUNC(m, i)->body, &find);
@@ -158,4 +161,13 @@ int hgc_tir_pass_index_flatten(struct hgc_tir_module *m, struct hgc_tir_passes *
 	free(fl.strides);
 	free(fl.tens);
 	return changes;
+}
+
+/* Flatten every local and constant tensor that can be. */
+int hgc_tir_pass_index_flatten(struct hgc_tir_module *m, struct hgc_tir_passes *p,
+			       struct hgc_diag *d)
+{
+	(void)p;
+	(void)d;
+	return hgc_tp_flatten(m, NULL, NULL);
 }

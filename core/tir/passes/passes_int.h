@@ -87,6 +87,18 @@ bool hgc_tp_expr_eq(const struct hgc_tir_expr *a, const struct hgc_tir_expr *b);
  */
 bool hgc_tp_disjoint(const struct hgc_tp_vars *v, int ndims, const struct hgc_tp_aff *base,
 		     const int64_t *width, struct hgc_tir_var *const *vars, int nvars);
+/* The variables of loop s (FOR or PFOR) into vars; their count. */
+int hgc_tp_loop_vars(struct hgc_tir_stmt *s, struct hgc_tir_var **vars, int cap);
+/* inner[var id]: a variable of a loop strictly inside loop l. */
+void hgc_tp_mark_inner(const struct hgc_tp_scan *sc, int l, bool *inner, int nvars);
+/* An index split into its part over variables not inner (*fixed, no constant) and the
+   range [lo, hi] of the rest (ext: a slice's extent); false if not affine. */
+bool hgc_tp_split(const struct hgc_tp_vars *v, const bool *inner, const struct hgc_tir_expr *e,
+		  int64_t ext, struct hgc_tp_aff *fixed, int64_t *lo, int64_t *hi);
+/* The same terms with the same coefficients. */
+bool hgc_tp_same_terms(const struct hgc_tp_aff *a, const struct hgc_tp_aff *b);
+/* The innermost loop around both loops a and b, or -1. */
+int hgc_tp_common(const struct hgc_tp_scan *sc, int a, int b);
 void hgc_tp_scan(struct hgc_tp_scan *sc, struct hgc_tir_module *m, struct hgc_tir_func *f);
 void hgc_tp_scan_release(struct hgc_tp_scan *sc);
 #define HGC_TP_ACC(sc, i) (&HGC_VEC_AT(&(sc)->acc, struct hgc_tp_access, i))
@@ -112,7 +124,6 @@ struct rbuf {
 	struct hgc_tir_tensor *first;	/* its first member: the element type and shape */
 	int64_t elems;
 	int busy_until;		/* the last position its members are live */
-	bool grown;		/* a later member was larger than the first */
 	int members;
 	struct hgc_tir_tensor *tensor;	/* what replaces the members */
 	struct rtemp *owner;	/* the member placed last */
@@ -128,6 +139,12 @@ struct reuse {
 	struct rbuf *bufs;
 	int nbufs;
 };
+
+/* flatten.c */
+/* Flatten the local and constant tensors want accepts (NULL: every one that can be);
+   returns how many. */
+int hgc_tp_flatten(struct hgc_tir_module *m, bool (*want)(void *, const struct hgc_tir_tensor *),
+		   void *ctx);
 
 /* inplace.c */
 /* The buffer of a live input r may overwrite elementwise, or -1. */

@@ -10,9 +10,11 @@
  * the most recently freed compatible one-dimensional buffer grown to fit,
  * else a new buffer.  An elementwise consumer may take the buffer of an
  * input that dies in it (in place: see inplace.c).  Temporaries that share
- * a buffer are replaced by one tensor defined at the top of the entry
- * function; one-dimensional (flattened) temporaries share with any size,
- * others only with equal shapes.
+ * a buffer are replaced by one one-dimensional tensor, of the largest
+ * member's size, defined at the top of the entry function; the members'
+ * accesses are linearized (flatten.c) and point at it.  Temporaries of
+ * different element types never share.  This runs before index_flatten,
+ * as the in-place analysis needs each member's dims.
  */
 #include "passes_int.h"
 
@@ -85,21 +87,10 @@ static int by_start(const void *a, const void *b)
 	return x->t->id - y->t->id;
 }
 
-/* Whether buffer b can hold t: same element type, and one-dimensional or the same shape. */
+/* Whether buffer b can hold t: the same element type (members are linearized). */
 static bool compatible(const struct rbuf *b, const struct hgc_tir_tensor *t)
 {
-	const struct hgc_tir_tensor *f = b->first;
-
-	if (!hgc_tir_type_eq(f->elem, t->elem))
-		return false;
-	if (f->ndims == 1 && t->ndims == 1)
-		return true;
-	if (f->ndims != t->ndims || b->grown)
-		return false;
-	for (int i = 0; i < t->ndims; i++)
-		if (hgc_tir_tensor_dim(f, i) != hgc_tir_tensor_dim(t, i))
-			return false;
-	return true;
+	return hgc_tir_type_eq(b->first->elem, t->elem);
 }
 
 /* The free compatible buffer for r: large enough and freed last, else growable and
@@ -116,8 +107,7 @@ static int pick(struct reuse *ru, const struct rtemp *r)
 		if (b->elems >= r->elems) {
 			if (best < 0 || b->busy_until > ru->bufs[best].busy_until)
 				best = i;
-		} else if (r->t->ndims == 1 && b->first->ndims == 1 &&
-			   (grow < 0 || b->busy_until > ru->bufs[grow].busy_until)) {
+		} else if (grow < 0 || b->busy_until > ru->bufs[grow].busy_until) {
 			grow = i;
 		}
 	}
@@ -135,11 +125,10 @@ static void place(struct reuse *ru, struct rtemp *r, int i)
 		ru->bufs[i].busy_until = -1;
 	}
 	b = &ru->bufs[i];
-	if (r->elems > b->elems) {
-		b->grown = b->elems > 0;
+	if (r->elems > b->elems)
 		b->elems = r->elems;
-	}
 	b->busy_until = r->end > b->busy_until ? r->end : b->busy_until;
+	b->owner = r;
 	b->members++;
 	r->buffer = i;
 }
@@ -196,24 +185,31 @@ static void unlink_stmt(struct hgc_tir_stmt *b, struct hgc_tir_stmt *s)
 	b->u.block.n--;
 }
 
-/* One tensor per shared buffer, defined first in the entry; members' definitions go. */
+/* flatten's filter: a member of a shared buffer. */
+static bool shared_member(void *ctx, const struct hgc_tir_tensor *t)
+{
+	struct reuse *ru = ctx;
+	const struct rtemp *r = &ru->t[t->id];
+
+	return r->t == t && r->buffer >= 0 && ru->bufs[r->buffer].members > 1;
+}
+
+/* One tensor per shared buffer, defined first in the entry; members are linearized,
+   their definitions go and their accesses point at the buffer. */
 static int rewrite(struct reuse *ru)
 {
 	struct hgc_tir_func *f = ru->m->entry;
 	struct hgc_tir_visitor v = { retarget_pre, NULL, retarget_expr, ru };
 	int changes = 0, at = 0;
 
+	hgc_tp_flatten(ru->m, shared_member, ru);
 	for (int i = 0; i < ru->nbufs; i++) {
 		struct rbuf *b = &ru->bufs[i];
-		const struct hgc_tir_tensor *t = b->first;
-		int64_t dims[16];
 
-		if (b->members < 2 || t->ndims > 16)
+		if (b->members < 2)
 			continue;
-		for (int k = 0; k < t->ndims; k++)
-			dims[k] = t->ndims == 1 ? b->elems : hgc_tir_tensor_dim(t, k);
-		b->tensor = hgc_tir_tensor_newc(ru->m, "scratch", t->elem, HGC_TIR_LOCAL, t->ndims,
-						dims);
+		b->tensor = hgc_tir_tensor_newc(ru->m, "scratch", b->first->elem, HGC_TIR_LOCAL, 1,
+						&b->elems);
 		hgc_tir_insert(f->body, at++, hgc_tir_def_tensor(ru->m, NULL, b->tensor));
 	}
 	for (int k = 0; k < ru->n; k++) {

@@ -28,82 +28,6 @@ struct shrink {
 	bool *inner;		/* by var id: a loop variable of a loop inside L */
 };
 
-/* The loop variables of loop s into vars; their count. */
-static int loop_vars(struct hgc_tir_stmt *s, struct hgc_tir_var **vars, int cap)
-{
-	if (s->kind == HGC_TIR_S_FOR) {
-		vars[0] = s->u.loop.var;
-		return 1;
-	}
-	for (int i = 0; i < s->u.pfor.n && i < cap; i++)
-		vars[i] = s->u.pfor.vars[i];
-	return s->u.pfor.n < cap ? s->u.pfor.n : cap;
-}
-
-/* Mark the variables of loops strictly inside loop l. */
-static void mark_inner(struct shrink *sh, int l)
-{
-	struct hgc_tir_var *vars[64];
-
-	memset(sh->inner, 0, (size_t)sh->m->nvars + 1);
-	for (size_t i = 0; i < sh->sc.loops.len; i++) {
-		if ((int)i == l || !hgc_tp_loop_within(&sh->sc, (int)i, l))
-			continue;
-		int n = loop_vars(HGC_TP_LOOP(&sh->sc, i)->s, vars, 64);
-
-		for (int k = 0; k < n; k++)
-			sh->inner[vars[k]->id] = true;
-	}
-}
-
-/* The innermost loop around both a and b, or -1. */
-static int common(const struct hgc_tp_scan *sc, int a, int b)
-{
-	for (; a >= 0; a = HGC_TP_LOOP(sc, a)->parent)
-		if (hgc_tp_loop_within(sc, b, a))
-			return a;
-	return -1;
-}
-
-/* Split an index into its fixed part (*fixed) and the range of the rest. */
-static bool split(struct shrink *sh, const struct hgc_tir_expr *e, int64_t ext,
-		  struct hgc_tp_aff *fixed, int64_t *lo, int64_t *hi)
-{
-	struct hgc_tp_aff a = hgc_tp_affine(&sh->v, e);
-
-	if (!a.ok)
-		return false;
-	memset(fixed, 0, sizeof(*fixed));
-	fixed->ok = true;
-	*lo = *hi = a.c0;
-	for (int i = 0; i < a.n; i++) {
-		int id = a.t[i].var->id;
-		int64_t c = a.t[i].c;
-
-		if (!sh->inner[id]) {
-			fixed->t[fixed->n++] = a.t[i];
-			continue;
-		}
-		if (!sh->v.known[id] || a.t[i].var->type.kind != HGC_TIR_INDEX)
-			return false;
-		*lo += c > 0 ? c * sh->v.lo[id] : c * sh->v.hi[id];
-		*hi += c > 0 ? c * sh->v.hi[id] : c * sh->v.lo[id];
-	}
-	*hi += ext - 1;
-	return true;
-}
-
-/* Same terms, same coefficients (order may differ). */
-static bool same_terms(const struct hgc_tp_aff *a, const struct hgc_tp_aff *b)
-{
-	if (a->n != b->n)
-		return false;
-	for (int i = 0; i < a->n; i++)
-		if (hgc_tp_aff_coef(b, a->t[i].var) != a->t[i].c)
-			return false;
-	return true;
-}
-
 /* The slice a temporary keeps per iteration: fixed parts and ranges per dim. */
 struct slice {
 	struct hgc_tp_aff fixed[MAXD];
@@ -138,13 +62,13 @@ static bool fold_access(struct shrink *sh, const struct hgc_tp_access *a, int l,
 	if (a->escapes || (a->into && !defined_in(sh, a->into, l)) || a->n != a->t->ndims)
 		return false;
 	for (int d = 0; d < a->n; d++) {
-		if (!split(sh, a->idx[d], a->ext ? a->ext[d] : 1, &f, &lo, &hi))
+		if (!hgc_tp_split(&sh->v, sh->inner, a->idx[d], a->ext ? a->ext[d] : 1, &f, &lo, &hi))
 			return false;
 		if (first) {
 			sl->fixed[d] = f;
 			sl->lo[d] = lo;
 			sl->hi[d] = hi;
-		} else if (!same_terms(&sl->fixed[d], &f)) {
+		} else if (!hgc_tp_same_terms(&sl->fixed[d], &f)) {
 			return false;
 		} else {
 			sl->lo[d] = lo < sl->lo[d] ? lo : sl->lo[d];
@@ -162,7 +86,7 @@ static bool fits(struct shrink *sh, struct hgc_tir_tensor *t, int l, struct slic
 	bool first = true, addr = false;
 	int n = 0;
 
-	mark_inner(sh, l);
+	hgc_tp_mark_inner(&sh->sc, l, sh->inner, sh->m->nvars);
 	for (size_t i = 0; i < sh->sc.acc.len; i++) {
 		const struct hgc_tp_access *a = HGC_TP_ACC(&sh->sc, i);
 
@@ -182,7 +106,7 @@ static bool fits(struct shrink *sh, struct hgc_tir_tensor *t, int l, struct slic
 	if (size >= hgc_tir_tensor_size(t))
 		return false;
 	for (int k = l; k >= 0 && !holds_def(sh, k, t); k = HGC_TP_LOOP(&sh->sc, k)->parent)
-		n += loop_vars(HGC_TP_LOOP(&sh->sc, k)->s, vars + n, 64 - n);
+		n += hgc_tp_loop_vars(HGC_TP_LOOP(&sh->sc, k)->s, vars + n, 64 - n);
 	return hgc_tp_disjoint(&sh->v, t->ndims, sl->fixed, width, vars, n);
 }
 
@@ -243,7 +167,7 @@ static int shrink_tensor(struct shrink *sh, struct hgc_tir_tensor *t)
 		const struct hgc_tp_access *a = HGC_TP_ACC(&sh->sc, i);
 
 		if (a->t == t)
-			l = l == -2 ? a->loop : common(&sh->sc, l, a->loop);
+			l = l == -2 ? a->loop : hgc_tp_common(&sh->sc, l, a->loop);
 	}
 	for (; l >= 0 && !holds_def(sh, l, t); l = HGC_TP_LOOP(&sh->sc, l)->parent)
 		if (fits(sh, t, l, &sl)) {
