@@ -8,6 +8,7 @@
 #include "bench/bench.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -322,14 +323,17 @@ const char *hgc_bench_find_root(struct hgc_arena *a)
 static const struct hgc_program *program(const char *path, struct hgc_diag *d)
 {
 	struct hgc_program *p;
+	char real[PATH_MAX];
 	size_t i;
 
 	if (!programs.elem)
 		hgc_vec_init(&programs, sizeof(struct hgc_program *));
+	if (!realpath(path, real))
+		snprintf(real, sizeof(real), "%s", path);
 	for (i = 0; i < programs.len; i++) {
 		p = HGC_VEC_AT(&programs, struct hgc_program *, i);
-		if (!strcmp(HGC_VEC_AT(&p->files, const char *, 0), path))
-			return p;
+		if (!strcmp(HGC_VEC_AT(&p->files, const char *, 0), real))
+			return p;	/* files[0]: the canonical path of the file loaded */
 	}
 	p = hgc_xcalloc(1, sizeof(*p));
 	hgc_program_init(p);

@@ -76,6 +76,9 @@ static void test_list(const char *root)
 	   "mlp_dlrm_bottom_b32 runs the existing spec dlrm_bottom_mlp_b32");
 	ok(w && !strcmp(w->shape_text, "spec/models/dlrm.hgc:dlrm_bottom_mlp_b32"),
 	   "its shape text names file and spec");
+	ok(row(&v, "mlp_dlrm_top_b32") && row(&v, "mlp_bert_ffn_s128") &&
+	   row(&v, "mlp_dlrm_top_b32")->spec->file == row(&v, "mlp_bert_ffn_s128")->spec->file,
+	   "two rows of one file share one loaded program");
 	hgc_vec_release(&v);
 
 	is_int(list(root, "mha_", 0, &v, err, sizeof(err)), 0, "the mha rows load");
