@@ -87,8 +87,8 @@ VINLINE vreg vmadd16(vreg acc, vreg a, vreg b)
 
 /* Every row count below the full tile, so that rows split evenly (tile_rows). */
 #define TILE_EDGES(m) E##m
-/* The f32 k loop unrolled by 4 (brgemm_tile.inc, tile_steps). */
-#define TILE_KUNROLL_F32 1
+/* The k loops unrolled by 4 (brgemm_tile.inc, tile_steps). */
+#define TILE_KUNROLL 1
 
 #include "runtime/brgemm_tile.inc"
 
