@@ -1,0 +1,102 @@
+#!/bin/sh
+# 103-conv: convolution paths.  conv_direct's choice for ResNet-50 shapes
+# (the estimate must not pick pixel blocks shorter than the 6-row tile, and
+# must split the input channels of a 3x3 conv whose weights per call would
+# not stay in cache), the BS chunk loop in the nest, the channels-last row
+# path of grouped and depthwise convolutions (in the TIR, and its results on
+# both backends against the interpreter), and a pin outside BS's domain.
+# HGC names the binary (default build/hgc).
+set -u
+HGC=${HGC:-$PWD/build/hgc}
+top=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d /tmp/hgc-103-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+
+# ok STATUS DESCRIPTION
+ok() {
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
+}
+
+# conv NAME N IC H OC K STRIDE PAD [CONFIG-BODY]: a one-conv NXC/XIO spec
+conv() {
+	cat <<SPEC
+config c_$1 { threads = 1; $9 }
+spec $1 {
+  input x : f32[$2, $4, $4, $3];
+  const w : f32[$6, $6, $3, $5];
+  y = Convolution(x, w, strides = [$7, $7], pads_begin = [$8, $8], pads_end = [$8, $8],
+                  dilations = [1, 1], data_format = "NXC", weights_format = "XIO");
+  output y;
+  config c_$1;
+  expect { rtol = 1e-4; atol = 1e-5; }
+}
+SPEC
+}
+
+# chosen FILE PARAM: the value of PARAM on the chosen line of hgc explain
+chosen() {
+	"$HGC" explain "$1" | sed -n 's/.*chosen .*\b'"$2"'=\([0-9]*\).*/\1/p' | head -1
+}
+
+echo "1..10"
+
+conv r3b 1 128 28 128 3 1 1 "" > "$tmp/r3b.hgc"
+owb=$(chosen "$tmp/r3b.hgc" OWB)
+test "${owb:-0}" -ge 6
+ok $? "res3a_branch2b: pixel blocks of at least 6 rows (OWB=$owb)"
+
+conv r5b 1 512 7 512 3 1 1 "" > "$tmp/r5b.hgc"
+owb=$(chosen "$tmp/r5b.hgc" OWB)
+test "${owb:-0}" -ge 7
+ok $? "res5a_branch2b: a 7-pixel row is one block (OWB=$owb)"
+
+# 512 input channels x 9 taps x OCB: one call over all of them would stream
+# 1 MiB or more of weights per row tile
+icb=$(chosen "$tmp/r5b.hgc" ICB) ocb=$(chosen "$tmp/r5b.hgc" OCB) bs=$(chosen "$tmp/r5b.hgc" BS)
+test $(( ${icb:-0} * ${bs:-0} * 9 * ${ocb:-0} * 4 )) -le $((192 * 1024)) && test "${bs:-0}" -ge 1
+ok $? "res5a_branch2b: the weights of one call fit a sixth of L2 (ICB=$icb BS=$bs OCB=$ocb)"
+
+conv chunks 1 48 9 16 3 1 1 "pin conv_direct.ICB = 16; pin conv_direct.BS = 1;" > "$tmp/chunks.hgc"
+"$HGC" compile --dump=tir "$tmp/chunks.hgc" > "$tmp/chunks.tir" 2>&1
+grep -q 'for (ics in \[0, 3))' "$tmp/chunks.tir" &&
+	grep -q 'brgemm(.*, !(ics == 0));' "$tmp/chunks.tir"
+ok $? "BS=1 of 3 input-channel blocks: a chunk loop around the calls"
+
+"$HGC" run "$tmp/chunks.hgc" > "$tmp/chunks.out" 2>&1
+ok $? "the chunked conv matches the interpreter"
+
+conv badbs 1 48 9 16 3 1 1 "pin conv_direct.ICB = 16; pin conv_direct.BS = 2;" > "$tmp/badbs.hgc"
+"$HGC" run "$tmp/badbs.hgc" > "$tmp/badbs.out" 2>&1
+st=$?
+test $st -eq 1 && grep -q "error: pin conv_direct.BS = 2: not in the domain divisor_of(ICBLK)" "$tmp/badbs.out"
+ok $? "a BS that does not divide the blocks is an error at the pin"
+
+cat > "$tmp/dw.hgc" <<'SPEC'
+spec dw {
+  input x : f32[1, 9, 9, 24];
+  const w : f32[3, 3, 1, 24];
+  const b : f32[24];
+  y = Convolution(x, w, b, strides = [2, 2], pads_begin = [1, 1], pads_end = [1, 1],
+                  dilations = [1, 1], groups = 24, data_format = "NXC", weights_format = "XIO");
+  output y;
+}
+SPEC
+"$HGC" compile --dump=tir "$tmp/dw.hgc" > "$tmp/dw.tir" 2>&1
+grep -q 'tensor row: f32\[24\]' "$tmp/dw.tir" &&
+	grep -q 'row\[oc.*\] = row\[oc.*\] + x\[' "$tmp/dw.tir"
+ok $? "depthwise channels-last: a row of 24 channel sums per pixel"
+
+sed 's/data_format = "NXC", weights_format = "XIO"/data_format = "NCX", weights_format = "OIX"/;
+     s/f32\[1, 9, 9, 24\]/f32[1, 24, 9, 9]/; s/f32\[3, 3, 1, 24\]/f32[24, 1, 3, 3]/' \
+	"$tmp/dw.hgc" > "$tmp/dwncx.hgc"
+"$HGC" compile --dump=tir "$tmp/dwncx.hgc" > "$tmp/dwncx.tir" 2>&1
+! grep -q 'tensor row' "$tmp/dwncx.tir" && grep -q 'acc' "$tmp/dwncx.tir"
+ok $? "depthwise channels-first: the element-wise loops"
+
+for be in jit c; do
+	"$HGC" run --backend=$be "$top/spec/ops/conv_groups.hgc" "$top/spec/ops/conv_blocked.hgc" \
+		> "$tmp/specs.$be" 2>&1
+	ok $? "conv_groups and conv_blocked specs pass on $be"
+done
