@@ -105,6 +105,7 @@ static int tir_switches(const struct hgc_driver_opts *o, struct hgc_tir_passes *
 			struct hgc_diag *d)
 {
 	hgc_tir_passes_init(p);
+	p->threads = o->threads > 0 ? o->threads : omp_get_max_threads();
 	for (int i = 0; i < o->nrules; i++) {
 		const struct hgc_tmpl_rule *r = &o->rules[i];
 

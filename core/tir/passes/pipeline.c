@@ -96,15 +96,44 @@ static int step(struct hgc_tir_module *m, struct hgc_tir_passes *p, enum hgc_tir
 	return 0;
 }
 
+/* The entry's scratch bytes: each local of constant size, once per thread inside a
+   parallel loop. */
+static int64_t scratch_bytes(struct hgc_tir_module *m, int threads)
+{
+	struct hgc_tp_scan sc;
+	int64_t sum = 0;
+
+	if (!m->entry)
+		return 0;
+	hgc_tp_scan(&sc, m, m->entry);
+	for (int id = 0; id < m->ntensors; id++) {
+		const struct hgc_tir_tensor *t = sc.defs[id].s ? sc.defs[id].s->u.tensor : NULL;
+		int64_t n = t ? hgc_tir_tensor_size(t) : -1;
+
+		if (n < 0)
+			continue;
+		n *= t->elem.ptr ? (int64_t)sizeof(void *) : hgc_tir_kind_size(t->elem.kind);
+		sum += hgc_tp_in_pfor(&sc, sc.defs[id].loop) ? n * threads : n;
+	}
+	hgc_tp_scan_release(&sc);
+	return sum;
+}
+
 /* The TIR passes, in order. */
 int hgc_tir_passes_run(struct hgc_tir_module *m, struct hgc_tir_passes *p,
 		       struct hgc_diag *d)
 {
+	int threads = p->threads > 0 ? p->threads : 1;
+	int64_t lowered = scratch_bytes(m, threads);
+
 	if (step(m, p, HGC_TIR_PASS_PARALLEL_MERGE, false, d) < 0 ||
 	    step(m, p, HGC_TIR_PASS_TENSOR_SHRINK, false, d) < 0 ||
 	    step(m, p, HGC_TIR_PASS_BUFFER_REUSE, false, d) < 0 ||
 	    step(m, p, HGC_TIR_PASS_INDEX_FLATTEN, true, d) < 0)
 		return -1;
+	p->plan.bytes_lowered = lowered;
+	p->plan.bytes_final = scratch_bytes(m, threads);
+	p->plan.threads = threads;
 	return 0;
 }
 
@@ -146,13 +175,15 @@ char *hgc_tir_plan_text(const struct hgc_tir_plan *plan)
 	if (!plan->done) {
 		fprintf(f, "buffer plan: off (pass buffer_reuse = off)\n");
 	} else {
+		bytes_str(plan->bytes_final, a, sizeof(a));
+		bytes_str(plan->bytes_lowered, b, sizeof(b));
+		fprintf(f, "buffer plan: peak scratch %s with reuse, %s without (%lld against "
+			"%lld bytes; temporaries inside parallel loops once per thread, %d)\n", a, b,
+			(long long)plan->bytes_final, (long long)plan->bytes_lowered, plan->threads);
 		bytes_str(plan->bytes_reuse, a, sizeof(a));
 		bytes_str(plan->bytes_noreuse, b, sizeof(b));
-		fprintf(f, "buffer plan: peak scratch %s with reuse, %s without (%lld against "
-			"%lld bytes), %d temporar%s in %d buffer%s\n", a, b,
-			(long long)plan->bytes_reuse, (long long)plan->bytes_noreuse, plan->ntemps,
-			plan->ntemps == 1 ? "y" : "ies", plan->nbuffers,
-			plan->nbuffers == 1 ? "" : "s");
+		fprintf(f, "  shared temporaries: %d of %s in %d buffer%s of %s\n", plan->ntemps, b,
+			plan->nbuffers, plan->nbuffers == 1 ? "" : "s", a);
 		for (int i = 0; i < plan->nbuffers; i++)
 			buffer_line(f, plan, i);
 	}

@@ -7,7 +7,9 @@
  * definition and L touch disjoint slices, is only ever used one slice per
  * iteration: it shrinks to that slice (down to one element), its indices
  * lose the fixed part, and its definition moves to the top of L's body.
- * The deepest such L is taken.  A temporary whose address is kept in a
+ * The deepest such L is taken, if the slice is smaller than the tensor
+ * (once per thread when L is parallel and the definition is not: the
+ * per-thread copies must save memory, not just move it).  A temporary whose address is kept in a
  * scalar, or stored into a pointer tensor defined outside L, stays.  A
  * slice address hands a callee (brgemm, copy2d) the tensor's row strides
  * in its other arguments, so a temporary with one only shrinks in its
@@ -26,6 +28,7 @@ struct shrink {
 	struct hgc_tp_scan sc;
 	struct hgc_tp_vars v;
 	bool *inner;		/* by var id: a loop variable of a loop inside L */
+	int threads;		/* a slice inside a parallel loop exists once per thread */
 };
 
 /* The slice a temporary keeps per iteration: fixed parts and ranges per dim. */
@@ -103,6 +106,8 @@ static bool fits(struct shrink *sh, struct hgc_tir_tensor *t, int l, struct slic
 		if (addr && d > 0 && (sl->lo[d] != 0 || width[d] != hgc_tir_tensor_dim(t, d)))
 			return false;
 	}
+	if (hgc_tp_in_pfor(&sh->sc, l) && !hgc_tp_in_pfor(&sh->sc, sh->sc.defs[t->id].loop))
+		size *= sh->threads;
 	if (size >= hgc_tir_tensor_size(t))
 		return false;
 	for (int k = l; k >= 0 && !holds_def(sh, k, t); k = HGC_TP_LOOP(&sh->sc, k)->parent)
@@ -178,9 +183,9 @@ static int shrink_tensor(struct shrink *sh, struct hgc_tir_tensor *t)
 }
 
 /* Shrink the temporaries of one function. */
-static int shrink_func(struct hgc_tir_module *m, struct hgc_tir_func *f)
+static int shrink_func(struct hgc_tir_module *m, struct hgc_tir_func *f, int threads)
 {
-	struct shrink sh = { .m = m };
+	struct shrink sh = { .m = m, .threads = threads > 0 ? threads : 1 };
 	int changes = 0;
 
 	hgc_tp_scan(&sh.sc, m, f);
@@ -201,9 +206,8 @@ int hgc_tir_pass_tensor_shrink(struct hgc_tir_module *m, struct hgc_tir_passes *
 {
 	int changes = 0;
 
-	(void)p;
 	(void)d;
 	for (size_t i = 0; i < m->funcs.len; i++)
-		changes += shrink_func(m, HGC_TIR_FUNC(m, i));
+		changes += shrink_func(m, HGC_TIR_FUNC(m, i), p->threads);
 	return changes;
 }

@@ -52,6 +52,10 @@ struct hgc_tir_plan {
 	bool done;			/* the pass ran */
 	int64_t bytes_noreuse;		/* every planned temporary in its own buffer */
 	int64_t bytes_reuse;		/* the shared buffers */
+	/* The entry's scratch, temporaries inside parallel loops counted once per
+	   thread: as lowered (no pass: no reuse) and after the passes. */
+	int64_t bytes_lowered, bytes_final;
+	int threads;
 	int ntemps, nbuffers;
 	struct hgc_tir_plan_temp *temps;
 	int64_t *buffer_bytes;		/* per buffer */
@@ -62,6 +66,7 @@ struct hgc_tir_plan {
 struct hgc_tir_passes {
 	bool on[HGC_TIR_PASS_COUNT];
 	bool verify_each;		/* verify after every pass (default: unless NDEBUG) */
+	int threads;			/* for the plan's per-thread temporaries; 0: 1 */
 	int changes[HGC_TIR_PASS_COUNT];	/* rewrites each pass made */
 	struct hgc_tir_plan plan;	/* buffer_reuse's plan */
 };
