@@ -4,7 +4,10 @@
  * and a plan beside it names, for each fused op, its anchor op (a tunable
  * op: MatMul) and its member fusible ops (elementwise and broadcast binary
  * ops that consume the anchor's result or another member's), in graph
- * order.  The lowering (core/lower/fused.c) instantiates the anchor op's
+ * order.  Members may include one reduction site: reductions (keep_dims)
+ * over the same trailing axes of the result, e.g. the max and the sum of a
+ * row softmax or the two means of a layernorm, and the elementwise ops on
+ * their row-shaped results.  The lowering (core/lower/fused.c) instantiates the anchor op's
  * template and lowers every member at a template anchor on the anchor's
  * slice; hgc_lower_graph then skips the members.  See docs/fusion.md.
  */
@@ -19,12 +22,18 @@
 #define HGC_FUSE_MAX_MEMBERS 16	/* fusible ops of one fused op */
 #define HGC_FUSE_MAX_EXTRA 4	/* inputs from outside the fused op, besides the anchor's */
 
-/* One fused op: a tunable op and the fusible ops after it. */
+/* One fused op: a tunable op and the fusible ops after it, or a region of
+   fusible ops alone (anchor NULL, member[0] its first op). */
 struct hgc_fused_op {
-	const struct hgc_op *anchor;	/* the tunable op */
+	const struct hgc_op *anchor;	/* the tunable op, or NULL for a region */
+	const struct hgc_tensor *domain;	/* the full shape: the anchor's result, or the
+					   region's first result (a reduction's input) */
 	int nmembers;
 	const struct hgc_op *member[HGC_FUSE_MAX_MEMBERS];	/* in graph order */
 	int nextra;			/* tensors from outside that members read */
+	const struct hgc_tensor *extra[HGC_FUSE_MAX_EXTRA];	/* those, distinct */
+	bool reduces;			/* the members hold a reduction site */
+	bool reduced[HGC_MAX_DIMS];	/* its axes (dims of the anchor's result) */
 };
 
 /* The plan: every fused op of a graph. */
@@ -39,6 +48,9 @@ void hgc_fusion_plan(const struct hgc_graph *g, struct hgc_fusion *f);
 void hgc_fusion_release(struct hgc_fusion *f);
 /* The fused op whose anchor is op, or NULL. */
 const struct hgc_fused_op *hgc_fusion_of(const struct hgc_fusion *f, const struct hgc_op *op);
+/* The region (fused op without anchor) whose first member is op, or NULL. */
+const struct hgc_fused_op *hgc_fusion_region_of(const struct hgc_fusion *f,
+						const struct hgc_op *op);
 /* Whether op is a member of some fused op. */
 bool hgc_fusion_is_member(const struct hgc_fusion *f, const struct hgc_op *op);
 /* Print the plan: a line per fused op with its members. */

@@ -85,21 +85,50 @@ static const struct hgc_tmpl *used(const struct hgc_tmpl_opts *o, const struct h
 	return NULL;
 }
 
-/* Bind and choose template t for op: 1, 0 (does not apply), -1 (a pin fails). */
+/* Bind and choose template t for op: 1, 0 (does not apply), -1 (a pin fails).
+   With rows set (a fused row reduction), NPN is pinned to 1 unless the
+   config pins it, so that each thread's post-op slices hold whole rows; the
+   caller retries without when that leaves no candidate. */
 static int choose(struct hgc_tmpl_opts *o, const struct hgc_tmpl *t, const struct hgc_op *op,
-		  struct hgc_tmpl_bind *bind, struct hgc_tmpl_env *env, struct hgc_diag *d)
+		  bool rows, struct hgc_tmpl_bind *bind, struct hgc_tmpl_env *env,
+		  struct hgc_diag *d)
 {
-	struct hgc_tmpl_pin pins[32];
-	int threads = o->threads > 0 ? o->threads : omp_get_max_threads(), npins, rc;
+	struct hgc_tmpl_pin pins[33];
+	int threads = o->threads > 0 ? o->threads : omp_get_max_threads(), npins, rc, i;
+	int npn = t ? hgc_tmpl_sym(t, "NPN") : -1;
 	struct hgc_diag tmp;
 
 	if (!t || t->op != op->kind || hgc_tmpl_bind(t, op, threads, bind) < 0)
 		return 0;
 	npins = pins_of(o, t, pins, 32);
+	for (i = 0; i < npins; i++)
+		if (pins[i].sym == npn)
+			rows = false;
+	if (rows && npn >= 0)
+		pins[npins] = (struct hgc_tmpl_pin){ .sym = npn, .value = 1, .rule = NULL };
 	hgc_diag_init(&tmp);
-	rc = hgc_tmpl_choose(bind, pins, npins, env, npins ? d : &tmp);
+	rc = hgc_tmpl_choose(bind, pins, npins + (rows && npn >= 0), env, npins ? d : &tmp);
 	hgc_diag_release(&tmp);
 	return rc < 0 ? (npins ? -1 : 0) : 1;
+}
+
+/* Choose fo's template as hgc_tmpl_lower_tunable would (a `use` rule, else
+   the first that applies; with a row reduction, NPN = 1 first, then
+   without): 1, 0 (none), -1 (a pin fails). */
+static int choose_fused(struct hgc_tmpl_opts *o, const struct hgc_fused_op *fo,
+			struct hgc_tmpl_bind *bind, struct hgc_tmpl_env *env, struct hgc_diag *d)
+{
+	const struct hgc_tmpl *t = used(o, fo->anchor), *c;
+	int i, rc = 0;
+
+	for (i = 0; !rc && (t ? i < 1 : !!hgc_tmpl_registry[i]); i++) {
+		c = t ? t : hgc_tmpl_registry[i];
+		if (fo->reduces)
+			rc = choose(o, c, fo->anchor, true, bind, env, d);
+		if (!rc)
+			rc = choose(o, c, fo->anchor, false, bind, env, d);
+	}
+	return rc;
 }
 
 /* The canonical box that slice s of the result's buffer (layout l) covers;
@@ -134,16 +163,61 @@ static bool slice_box(struct hgc_tir_module *m, const struct hgc_tmpl_layout *l,
 	return true;
 }
 
-/* Whether the output map of the binding is the identity (graph dims = canonical). */
-static bool identity_map(const struct hgc_tmpl_bind *bind)
+/* (x / div) % mod as an index expression (x is copied; NULL is 0). */
+static struct hgc_tir_expr *fold_index(struct hgc_tir_module *m, struct hgc_tir_expr *x,
+				       int64_t div, int64_t mod)
+{
+	if (!x)
+		return NULL;
+	x = hgc_tir_expr_copy(m, x);
+	if (div > 1)
+		x = hgc_tir_binary(m, HGC_TIR_DIV, x, hgc_tir_idx(m, div));
+	if (mod)
+		x = hgc_tir_binary(m, HGC_TIR_MOD, x, hgc_tir_idx(m, mod));
+	return x;
+}
+
+/*
+ * The box of the graph result that canonical box cb covers, through the
+ * binding's output map.  A canonical dim that holds several graph dims (a
+ * folded batch) must be taken as one index or whole; a canonical dim that
+ * is one graph dim maps as it is.  False otherwise.
+ */
+static bool graph_box(struct hgc_tir_module *m, const struct hgc_tmpl_bind *bind,
+		      const struct box *cb, struct box *gb)
 {
 	const struct hgc_tmpl_map *mp = &bind->map[bind->t->ninputs];
-	int d;
+	const int64_t *cd = bind->dims[bind->t->ninputs];
+	const struct hgc_tensor *o = bind->op->out[0];
+	int g, c;
 
-	if (mp->n != bind->t->operand_rank[bind->t->ninputs])
-		return false;
-	for (d = 0; d < mp->n; d++)
-		if (mp->d[d].c != d || mp->d[d].div > 1 || mp->d[d].mod)
+	gb->n = mp->n;
+	for (g = 0; g < mp->n; g++) {
+		c = mp->d[g].c;
+		gb->start[g] = NULL, gb->ext[g] = 1;
+		if (c < 0)
+			continue;
+		if (cb->ext[c] == cd[c])	/* whole (the boxes tile the result) */
+			gb->ext[g] = o->dims[g];
+		else if (cb->ext[c] == 1)
+			gb->start[g] = fold_index(m, cb->start[c], mp->d[g].div, mp->d[g].mod);
+		else if (mp->d[g].div == 1 && (!mp->d[g].mod || mp->d[g].mod == cd[c]) &&
+			 o->dims[g] == cd[c])
+			gb->start[g] = cb->start[c], gb->ext[g] = cb->ext[c];
+		else
+			return false;
+	}
+	return true;
+}
+
+/* Whether box bx holds whole rows of fo's reduction site (if it has one). */
+static bool covers_rows(const struct hgc_fused_op *fo, const struct box *bx)
+{
+	const struct hgc_tensor *r = fo->anchor->out[0];
+	int i;
+
+	for (i = 0; fo->reduces && i < r->ndims; i++)
+		if (fo->reduced[i] && bx->ext[i] != r->dims[i])
 			return false;
 	return true;
 }
@@ -307,10 +381,11 @@ static int pick(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
 	for (i = 0; i < rank; i++)
 		numel *= bind->dims[r][i];
 	t->layout(&inst->env, r, &l);
-	if (inst->writeback < 0 || !identity_map(bind))
+	if (inst->writeback < 0)
 		return -1;
 	for (i = 0; i < t->nanchors; i++) {
 		const struct hgc_tmpl_anchor *a = &t->anchors[i];
+		struct box cb;
 
 		if (!a->post || a->operand != r || !inst->points[i].block)
 			continue;
@@ -319,8 +394,11 @@ static int pick(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
 		if (!after(&inst->points[i], &inst->points[inst->writeback]))
 			fprintf(log, ": not in the nest after the write-back)");
 		else if (ws * calls != numel ||
-			 !slice_box(cx->m, &l, &inst->points[i].slice, rank, &cand))
+			 !slice_box(cx->m, &l, &inst->points[i].slice, rank, &cb) ||
+			 !graph_box(cx->m, bind, &cb, &cand))
 			fprintf(log, ": not a box inside the result)");
+		else if (!covers_rows(fo, &cand))
+			fprintf(log, ": does not cover whole rows of the reduction)");
 		else {
 			fprintf(log, " cost=%lld)", (long long)cost);
 			if (best < 0 || cost < bcost)
@@ -335,7 +413,6 @@ static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 		       struct hgc_tir_stmt *block, struct hgc_lower_view *const *in,
 		       struct hgc_lower_view *out, struct hgc_diag *d)
 {
-	const struct hgc_tmpl *t = used(st->o, fo->anchor);
 	struct hgc_tmpl_bind bind;
 	struct hgc_tmpl_env env;
 	struct hgc_tmpl_inst inst;
@@ -348,10 +425,8 @@ static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 
 	if (prepare(cx, fo, d))
 		return -1;
-	if (!st->o->off) {
-		for (i = 0; !rc && (t ? i < 1 : !!hgc_tmpl_registry[i]); i++)
-			rc = choose(st->o, t ? t : hgc_tmpl_registry[i], fo->anchor, &bind, &env, d);
-	}
+	if (!st->o->off)
+		rc = choose_fused(st->o, fo, &bind, &env, d);
 	if (rc < 0)
 		return -1;
 	if (!rc) {	/* naive loops, members after them */
@@ -385,6 +460,99 @@ static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 	}
 	hgc_tmpl_inst_release(&inst);
 	return rc ? -1 : 1;
+}
+
+/* Rows per block of a region: the largest divisor of rows whose block of
+   every tensor touched (nt of them, rowlen f32 elements a row) fits in L1,
+   at least 1. */
+static int64_t region_rows(int64_t rows, int64_t rowlen, int nt)
+{
+	int64_t rb;
+
+	for (rb = rows; rb > 1; rb--)
+		if (rows % rb == 0 && rb * rowlen * 4 * nt <= L1_BYTES)
+			break;
+	return rb;
+}
+
+/* The box of block i of a region: the dims before k-1 one index each, dim
+   k-1 in blocks of rb rows, the dims from k whole. */
+static void region_box(struct hgc_tir_module *m, const struct hgc_tensor *dom, int k, int64_t rb,
+		       struct hgc_tir_var *i, struct box *bx)
+{
+	int64_t inner = dom->dims[k - 1] / rb;
+	int j;
+
+	bx->n = dom->ndims;
+	for (j = 0; j < dom->ndims; j++)
+		bx->start[j] = NULL, bx->ext[j] = j < k ? 1 : dom->dims[j];
+	bx->start[k - 1] = hgc_tir_mul(m, fold_index(m, hgc_tir_ref(m, i), 1, inner),
+				       hgc_tir_idx(m, rb));
+	bx->ext[k - 1] = rb;
+	for (j = k - 2; j >= 0; inner *= dom->dims[j--])
+		bx->start[j] = fold_index(m, hgc_tir_ref(m, i), inner, dom->dims[j]);
+}
+
+/* A loop over n blocks in block: parallel unless the lowering is serial or
+   inside a parallel loop already; its body. */
+static struct hgc_tir_stmt *block_loop(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
+				       struct hgc_tir_var *i, int64_t n)
+{
+	struct hgc_tir_expr *b = hgc_tir_idx(cx->m, 0), *e = hgc_tir_idx(cx->m, n);
+
+	if (cx->in_parallel || cx->opts->serial || n < 2)
+		return hgc_tir_body(hgc_tir_for(cx->m, block, i, b, e, NULL));
+	return hgc_tir_body(hgc_tir_pfor(cx->m, block, 1, &i, &b, &e, NULL));
+}
+
+/* Lower region fo (fusible ops alone): a loop over blocks of rows of its
+   domain, every member on the block's box, so a block is read from memory
+   once and stays in L1 across the members. */
+static int lower_region(struct hgc_lower_ctx *cx, struct fstate *st, const struct hgc_fused_op *fo,
+			struct hgc_diag *d)
+{
+	const struct hgc_tensor *dom = fo->domain;
+	int k = dom->ndims - 1, i, rc;
+	int64_t rowlen = 1, rb, nblk = 1;
+	struct hgc_tir_var *v;
+	struct hgc_tir_stmt *body;
+	bool saved = cx->in_parallel;
+	struct box bx;
+	char line[256];
+
+	if (prepare(cx, fo, d))
+		return -1;
+	for (i = 0; fo->reduces && i < dom->ndims; i++)
+		if (fo->reduced[i] && i < k)
+			k = i;
+	if (k == 0)
+		return lower_members(cx, fo, cx->f->body, NULL, d) ? -1 : 1;
+	for (i = k; i < dom->ndims; i++)
+		rowlen *= dom->dims[i];
+	rb = region_rows(dom->dims[k - 1], rowlen, 1 + fo->nmembers);
+	for (i = 0; i < k; i++)
+		nblk *= dom->dims[i];
+	nblk /= rb;
+	v = hgc_tir_var_new(cx->m, "blk", hgc_tir_ty(HGC_TIR_INDEX));
+	body = block_loop(cx, cx->f->body, v, nblk);
+	region_box(cx->m, dom, k, rb, v, &bx);
+	cx->in_parallel = true;
+	rc = lower_members(cx, fo, body, &bx, d);
+	cx->in_parallel = saved;
+	snprintf(line, sizeof(line), "region of %d fusible ops (%s ...): %lld blocks of %lld x %lld",
+		 fo->nmembers, hgc_op_table[fo->member[0]->kind].name, (long long)nblk,
+		 (long long)rb, (long long)rowlen);
+	log_line(st->o, line);
+	return rc ? -1 : 1;
+}
+
+/* hgc_lower_opts.lower_first: a region at its first member. */
+static int first(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct hgc_diag *d)
+{
+	struct fstate *st = cx->opts->user;
+	const struct hgc_fused_op *fo = st->f ? hgc_fusion_region_of(st->f, op) : NULL;
+
+	return fo ? lower_region(cx, st, fo, d) : 0;
 }
 
 /* hgc_lower_opts.lower_tunable: fused ops here, other ops to the templates. */
@@ -429,5 +597,6 @@ struct hgc_tir_module *hgc_fused_lower_graph(const struct hgc_graph *g,
 	lo.lower_tunable = hook;
 	lo.user = &st;
 	lo.skip = skip;
+	lo.lower_first = first;
 	return hgc_lower_graph(g, &lo, d);
 }

@@ -5,7 +5,9 @@
  * member ops are lowered at the post-op anchor the template's cost
  * formulas rate best, over views on the anchor's slice; the members are
  * then skipped by the graph lowering.  Ops outside fused ops go through
- * hgc_tmpl_lower_tunable as before.  See docs/fusion.md.
+ * hgc_tmpl_lower_tunable as before.  A region of fusible ops (no anchor)
+ * is lowered at its first op as one loop over blocks of rows.  See
+ * docs/fusion.md.
  */
 #ifndef HGC_LOWER_FUSED_H
 #define HGC_LOWER_FUSED_H

@@ -290,6 +290,8 @@ static int lower_one(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct h
 	const struct hgc_tensor *t = op->out[0];
 	int i, r;
 
+	if (cx->opts->lower_first && (r = cx->opts->lower_first(cx, op, d)))
+		return r < 0 ? -1 : 0;
 	if (cx->opts->skip && cx->opts->skip(cx, op))
 		return 0;
 	if (op->nin > 64 || op->nout != 1)

@@ -80,6 +80,11 @@ struct hgc_lower_opts {
 	/* When set, hgc_lower_graph leaves out the ops it returns true for (a
 	   fused op's hook lowered them already, at an anchor). */
 	bool (*skip)(struct hgc_lower_ctx *cx, const struct hgc_op *op);
+	/* When set, offered every op before skip: 1 when it lowered the op
+	   (and what goes with it: a region of fused fusible ops), 0 to go
+	   on, -1 on error with the diag set. */
+	int (*lower_first)(struct hgc_lower_ctx *cx, const struct hgc_op *op,
+			   struct hgc_diag *d);
 };
 
 /* What a lowering builds into and how. */

@@ -4,14 +4,20 @@
  * that consume its result or a member's, in graph order, while every other
  * input they read is ready before the MatMul runs (a graph input, a
  * constant, or the result of an earlier op) and within the caps on members
- * and outside inputs.  The graph itself is not changed: the plan
+ * and outside inputs.  One reduction site may join: reductions with
+ * keep_dims over the same trailing axes of the result (softmax's max and
+ * sum, layernorm's two means), and elementwise ops on their row-shaped
+ * results; the lowering then needs an anchor covering whole rows.  The graph itself is not changed: the plan
  * (../fused.h) tells the lowering what to put at the template's anchors.
  */
 #include "../fused.h"
+#include "../graph_int.h"
 #include "passes.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#define MAX_IN 8		/* inputs of a member op */
 
 /* Whether kind is an elementwise op a fused op may take as a post-op. */
 static bool eltwise_kind(enum hgc_op_kind k)
@@ -80,7 +86,7 @@ static bool inside(const struct hgc_fused_op *fo, const struct hgc_tensor *t)
 {
 	int i;
 
-	if (t == fo->anchor->out[0])
+	if (fo->anchor && t == fo->anchor->out[0])
 		return true;
 	for (i = 0; i < fo->nmembers; i++)
 		if (t == fo->member[i]->out[0])
@@ -88,50 +94,185 @@ static bool inside(const struct hgc_fused_op *fo, const struct hgc_tensor *t)
 	return false;
 }
 
-/* Whether op (at position at) can join fo, whose anchor is at position apos;
-   *extra gets the outside inputs it adds. */
-static bool joins(const struct hgc_graph *g, const struct hgc_fused_op *fo, long apos,
-		  const struct hgc_op *op, int *extra)
+/* Whether kind is a reduction a fused op may take at its reduction site. */
+static bool reduce_kind(enum hgc_op_kind k)
 {
-	const struct hgc_tensor *t, *r = fo->anchor->out[0];
+	return k == HGC_OP_REDUCE_SUM || k == HGC_OP_REDUCE_MEAN || k == HGC_OP_REDUCE_MAX ||
+	       k == HGC_OP_REDUCE_MIN || k == HGC_OP_REDUCE_PROD;
+}
+
+/* Whether t is a constant of one element: an immediate, not an outside input. */
+static bool const_scalar(const struct hgc_tensor *t)
+{
+	return t->data && !t->producer && hgc_dims_prod(t->ndims, t->dims) == 1;
+}
+
+/* Whether t has the row shape of fo's reduction site: the result with the
+   reduced axes of extent 1. */
+static bool row_shape(const struct hgc_fused_op *fo, const struct hgc_tensor *t)
+{
+	const struct hgc_tensor *r = fo->domain;
+	int i;
+
+	if (!fo->reduces || t->ndims != r->ndims)
+		return false;
+	for (i = 0; i < r->ndims; i++)
+		if (t->dims[i] != (fo->reduced[i] ? 1 : r->dims[i]))
+			return false;
+	return true;
+}
+
+/* The axes reduction op folds, as a mask over its input's dims; false
+   unless keep_dims is set and they are a trailing run (the last axis, the
+   contiguous one, included), which an anchor covering whole rows holds. */
+static bool trailing_axes(const struct hgc_op *op, bool *mask)
+{
+	const int64_t *axes;
+	int n = hgc_op_ints(op, "axes", &axes), rank = op->in[0]->ndims, i, a;
+
+	if (!hgc_op_bool(op, "keep_dims") || n <= 0 || rank < 1)
+		return false;
+	memset(mask, 0, HGC_MAX_DIMS * sizeof(*mask));
+	for (i = 0; i < n; i++) {
+		if (hgc_norm_axis(axes[i], rank, &a))
+			return false;
+		mask[a] = true;
+	}
+	for (i = rank - 1; i >= 0 && mask[i]; i--)
+		;
+	if (i == rank - 1)
+		return false;
+	for (; i >= 0; i--)
+		if (mask[i])
+			return false;
+	return true;
+}
+
+/* Whether reduction op joins fo at its reduction site (opening it when fo
+   has none: its axes go to site). */
+static bool joins_reduce(const struct hgc_fused_op *fo, const struct hgc_op *op, bool *site)
+{
+	if (!reduce_kind(op->kind) || op->nin != 1 || !inside(fo, op->in[0]) ||
+	    !same_shape(op->in[0], fo->domain) || !trailing_axes(op, site))
+		return false;
+	return !fo->reduces || !memcmp(site, fo->reduced, sizeof(fo->reduced));
+}
+
+/* Whether t is among the first n of list. */
+static bool listed(const struct hgc_tensor *const *list, int n, const struct hgc_tensor *t)
+{
+	while (n-- > 0)
+		if (list[n] == t)
+			return true;
+	return false;
+}
+
+/* Whether elementwise op joins fo: a result of the anchor's shape (or the
+   row shape of the reduction site), inputs from the fused op or ready
+   before the anchor runs, broadcasting to the result.  New outside inputs
+   (not constant scalars) go to add[*nadd]. */
+static bool joins_eltwise(const struct hgc_graph *g, const struct hgc_fused_op *fo, long apos,
+			  const struct hgc_op *op, const struct hgc_tensor **add, int *nadd)
+{
+	const struct hgc_tensor *t, *o = op->out[0];
 	bool linked = false;
 	int i;
 
-	*extra = 0;
-	if (!eltwise_kind(op->kind) || op->nout != 1 || !same_shape(op->out[0], r) ||
-	    !dense(op->out[0]))
+	if (!eltwise_kind(op->kind) || (!same_shape(o, fo->domain) && !row_shape(fo, o)))
 		return false;
 	for (i = 0; i < op->nin; i++) {
 		t = op->in[i];
+		if (!broadcasts_to(t, o))
+			return false;
 		if (inside(fo, t)) {
 			linked = true;
 			continue;
 		}
-		if (!broadcasts_to(t, r))
-			return false;
 		if (t->producer && position(g, t->producer) >= apos)
 			return false;
-		++*extra;
+		if (!const_scalar(t) && !listed(fo->extra, fo->nextra, t) && !listed(add, *nadd, t))
+			add[(*nadd)++] = t;
 	}
 	return linked;
+}
+
+/* Add op to fo if it can join within the caps. */
+static void try_join(const struct hgc_graph *g, struct hgc_fused_op *fo, long apos,
+		     const struct hgc_op *op)
+{
+	const struct hgc_tensor *add[MAX_IN];
+	bool site[HGC_MAX_DIMS];
+	int i, nadd = 0;
+
+	if (op->nout != 1 || !dense(op->out[0]) || op->nin > MAX_IN)
+		return;
+	if (joins_reduce(fo, op, site)) {
+		fo->reduces = true;
+		memcpy(fo->reduced, site, sizeof(fo->reduced));
+	} else if (!joins_eltwise(g, fo, apos, op, add, &nadd) ||
+		   fo->nextra + nadd > HGC_FUSE_MAX_EXTRA) {
+		return;
+	}
+	for (i = 0; i < nadd; i++)
+		fo->extra[fo->nextra++] = add[i];
+	fo->member[fo->nmembers++] = op;
 }
 
 /* Grow the fused op of the MatMul at position apos. */
 static void grow(const struct hgc_graph *g, long apos, struct hgc_fused_op *fo)
 {
 	size_t j;
-	int extra;
 
 	memset(fo, 0, sizeof(*fo));
 	fo->anchor = HGC_GRAPH_OP(g, apos);
-	for (j = (size_t)apos + 1; j < g->ops.len && fo->nmembers < HGC_FUSE_MAX_MEMBERS; j++) {
-		const struct hgc_op *op = HGC_GRAPH_OP(g, j);
+	fo->domain = fo->anchor->out[0];
+	for (j = (size_t)apos + 1; j < g->ops.len && fo->nmembers < HGC_FUSE_MAX_MEMBERS; j++)
+		try_join(g, fo, apos, HGC_GRAPH_OP(g, j));
+}
 
-		if (!joins(g, fo, apos, op, &extra) || fo->nextra + extra > HGC_FUSE_MAX_EXTRA)
-			continue;
-		fo->member[fo->nmembers++] = op;
-		fo->nextra += extra;
+/* Open a region of fusible ops at the op at position pos: an elementwise
+   op with a dense result of rank 2 or more, or a row reduction of such a
+   tensor.  False when op cannot start one. */
+static bool seed(const struct hgc_graph *g, long pos, struct hgc_fused_op *fo)
+{
+	const struct hgc_op *op = HGC_GRAPH_OP(g, pos);
+	bool site[HGC_MAX_DIMS];
+	int i;
+
+	memset(fo, 0, sizeof(*fo));
+	if (op->nout != 1 || !dense(op->out[0]) || op->nin > MAX_IN)
+		return false;
+	if (reduce_kind(op->kind) && op->nin == 1 && op->in[0]->ndims >= 2 &&
+	    dense(op->in[0]) && trailing_axes(op, site)) {
+		fo->domain = op->in[0];
+		fo->reduces = true;
+		memcpy(fo->reduced, site, sizeof(fo->reduced));
+	} else if (eltwise_kind(op->kind) && op->out[0]->ndims >= 2) {
+		fo->domain = op->out[0];
+	} else {
+		return false;
 	}
+	for (i = 0; i < op->nin; i++)
+		if (!const_scalar(op->in[i]) && !listed(fo->extra, fo->nextra, op->in[i])) {
+			if (fo->nextra == HGC_FUSE_MAX_EXTRA)
+				return false;
+			fo->extra[fo->nextra++] = op->in[i];
+		}
+	fo->member[fo->nmembers++] = op;
+	return true;
+}
+
+/* Grow a region from the op at position pos: its ops join as a MatMul's
+   post-ops would (inputs ready before pos).  False for fewer than 2 ops. */
+static bool grow_region(const struct hgc_graph *g, long pos, struct hgc_fused_op *fo)
+{
+	size_t j;
+
+	if (!seed(g, pos, fo))
+		return false;
+	for (j = (size_t)pos + 1; j < g->ops.len && fo->nmembers < HGC_FUSE_MAX_MEMBERS; j++)
+		try_join(g, fo, pos, HGC_GRAPH_OP(g, j));
+	return fo->nmembers >= 2;
 }
 
 /* Whether op anchors a fused op: a MatMul with one plain dense result. */
@@ -141,7 +282,21 @@ static bool anchor_op(const struct hgc_op *op)
 	       dense(op->out[0]);
 }
 
-/* Plan fusion: a fused op per MatMul with at least one member. */
+/* Add fo to the plan. */
+static void add(struct hgc_fusion *f, const struct hgc_fused_op *fo)
+{
+	f->ops = hgc_xrealloc(f->ops, (size_t)(f->n + 1) * sizeof(*f->ops));
+	f->ops[f->n++] = *fo;
+}
+
+/* Whether op belongs to a fused op already (as a member or an anchor). */
+static bool taken(const struct hgc_fusion *f, const struct hgc_op *op)
+{
+	return hgc_fusion_is_member(f, op) || hgc_fusion_of(f, op);
+}
+
+/* Plan fusion: a fused op per MatMul with at least one member, then regions
+   of two or more fusible ops among the ops left. */
 void hgc_fusion_plan(const struct hgc_graph *g, struct hgc_fusion *f)
 {
 	struct hgc_fused_op fo;
@@ -149,14 +304,15 @@ void hgc_fusion_plan(const struct hgc_graph *g, struct hgc_fusion *f)
 
 	memset(f, 0, sizeof(*f));
 	for (i = 0; i < g->ops.len; i++) {
-		if (!anchor_op(HGC_GRAPH_OP(g, i)) || hgc_fusion_is_member(f, HGC_GRAPH_OP(g, i)))
+		if (!anchor_op(HGC_GRAPH_OP(g, i)) || taken(f, HGC_GRAPH_OP(g, i)))
 			continue;
 		grow(g, (long)i, &fo);
-		if (!fo.nmembers)
-			continue;
-		f->ops = hgc_xrealloc(f->ops, (size_t)(f->n + 1) * sizeof(*f->ops));
-		f->ops[f->n++] = fo;
+		if (fo.nmembers)
+			add(f, &fo);
 	}
+	for (i = 0; i < g->ops.len; i++)
+		if (!taken(f, HGC_GRAPH_OP(g, i)) && grow_region(g, (long)i, &fo))
+			add(f, &fo);
 }
 
 /* Free the plan. */
@@ -173,6 +329,18 @@ const struct hgc_fused_op *hgc_fusion_of(const struct hgc_fusion *f, const struc
 
 	for (i = 0; i < f->n; i++)
 		if (f->ops[i].anchor == op)
+			return &f->ops[i];
+	return NULL;
+}
+
+/* The region whose first member is op. */
+const struct hgc_fused_op *hgc_fusion_region_of(const struct hgc_fusion *f,
+						const struct hgc_op *op)
+{
+	int i;
+
+	for (i = 0; i < f->n; i++)
+		if (!f->ops[i].anchor && f->ops[i].member[0] == op)
 			return &f->ops[i];
 	return NULL;
 }
@@ -200,6 +368,21 @@ static void op_name(FILE *out, const struct hgc_op *op)
 		fprintf(out, "%s %%%d", hgc_op_table[op->kind].name, t->id);
 }
 
+/* " (rows over axes [a, b])": the reduction site of fo, if any. */
+static void site_print(FILE *out, const struct hgc_fused_op *fo)
+{
+	const char *sep = "";
+	int i;
+
+	if (!fo->reduces)
+		return;
+	fprintf(out, " (rows over axes [");
+	for (i = 0; i < fo->domain->ndims; i++)
+		if (fo->reduced[i])
+			fprintf(out, "%s%d", sep, i), sep = ", ";
+	fprintf(out, "])");
+}
+
 /* Print the plan. */
 void hgc_fusion_print(FILE *out, const struct hgc_fusion *f)
 {
@@ -207,14 +390,19 @@ void hgc_fusion_print(FILE *out, const struct hgc_fusion *f)
 
 	for (i = 0; i < f->n; i++) {
 		fprintf(out, "fused op %d: ", i);
-		op_name(out, f->ops[i].anchor);
-		fprintf(out, " +");
+		if (f->ops[i].anchor) {
+			op_name(out, f->ops[i].anchor);
+			fprintf(out, " +");
+		} else {
+			fprintf(out, "region:");
+		}
 		for (j = 0; j < f->ops[i].nmembers; j++) {
 			fputc(' ', out);
 			op_name(out, f->ops[i].member[j]);
 			if (j + 1 < f->ops[i].nmembers)
 				fputc(',', out);
 		}
+		site_print(out, &f->ops[i]);
 		fputc('\n', out);
 	}
 }
