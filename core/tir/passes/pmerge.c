@@ -1,8 +1,264 @@
-/* pmerge.c: stub */
+/*
+ * pmerge.c: parallel-loop merge.  Two parallel fors of one block with the
+ * same nonzero merge_group, the same number of indices and identical
+ * ranges, with nothing but tensor definitions between them, become one
+ * parallel for whose body runs the first body then the second (the second
+ * body's indices renamed to the first's): one fork and join instead of
+ * two, and no barrier between them.  That is only right when no iteration
+ * of the second body needs what another iteration of the first wrote, so
+ * the pass checks every tensor defined outside both loops that one body
+ * writes (store or slice address) and the other touches: each dim's index
+ * must be a part fixed by the parallel indices (the same for every such
+ * access) plus a bounded rest, and distinct iterations must touch disjoint
+ * slices.  Otherwise the loops stay as they are.  The tensor definitions
+ * between the loops move before the first.  docs/tir.md has the contract
+ * lowering follows to set merge_group.
+ */
 #include "passes_int.h"
 
-int hgc_tir_pass_parallel_merge(struct hgc_tir_module *m, struct hgc_tir_passes *p, struct hgc_diag *d)
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXD 16
+
+/* What merge checks for one pair. */
+struct pair {
+	struct hgc_tir_module *m;
+	struct hgc_tp_scan sc;
+	struct hgc_tp_vars v;
+	int l1, l2;			/* the two loops (scan indices) */
+	struct hgc_tir_stmt *a, *b;	/* their statements */
+};
+
+/* Same index count and identical ranges. */
+static bool same_ranges(const struct hgc_tir_stmt *a, const struct hgc_tir_stmt *b)
 {
-	(void)m; (void)p; (void)d;
-	return 0;
+	if (a->u.pfor.n != b->u.pfor.n)
+		return false;
+	for (int i = 0; i < a->u.pfor.n; i++)
+		if (!hgc_tp_expr_eq(a->u.pfor.begin[i], b->u.pfor.begin[i]) ||
+		    !hgc_tp_expr_eq(a->u.pfor.end[i], b->u.pfor.end[i]) ||
+		    !hgc_tp_expr_eq(a->u.pfor.step[i], b->u.pfor.step[i]))
+			return false;
+	return true;
+}
+
+/* Which of the two loops (0, 1) an access is in, or -1. */
+static int side(const struct pair *p, const struct hgc_tp_access *a)
+{
+	if (a->loop >= 0 && hgc_tp_loop_within(&p->sc, a->loop, p->l1))
+		return 0;
+	if (a->loop >= 0 && hgc_tp_loop_within(&p->sc, a->loop, p->l2))
+		return 1;
+	return -1;
+}
+
+/* Whether tensor t is defined inside one of the loops (private to an iteration). */
+static bool private_to(const struct pair *p, const struct hgc_tir_tensor *t)
+{
+	const struct hgc_tp_def *d = &p->sc.defs[t->id];
+
+	return d->s && d->loop >= 0 &&
+	       (hgc_tp_loop_within(&p->sc, d->loop, p->l1) ||
+		hgc_tp_loop_within(&p->sc, d->loop, p->l2));
+}
+
+/* An affine form with the second loop's indices renamed to the first's. */
+static void rename_terms(const struct pair *p, struct hgc_tp_aff *f)
+{
+	for (int i = 0; i < f->n; i++)
+		for (int k = 0; k < p->b->u.pfor.n; k++)
+			if (f->t[i].var == p->b->u.pfor.vars[k])
+				f->t[i].var = p->a->u.pfor.vars[k];
+}
+
+/* inner[id]: a variable of a loop inside either parallel loop. */
+static bool *inner_vars(const struct pair *p)
+{
+	size_t n = (size_t)p->m->nvars + 1;
+	bool *a = hgc_xcalloc(n, 1), *b = hgc_xcalloc(n, 1);
+
+	hgc_tp_mark_inner(&p->sc, p->l1, a, p->m->nvars);
+	hgc_tp_mark_inner(&p->sc, p->l2, b, p->m->nvars);
+	for (size_t i = 0; i < n; i++)
+		a[i] |= b[i];
+	free(b);
+	return a;
+}
+
+/* Whether every access of t in the two loops keeps to its iteration's slice, the
+   slices of distinct iterations disjoint. */
+static bool partitioned(const struct pair *p, const struct hgc_tir_tensor *t, const bool *inner)
+{
+	struct hgc_tp_aff fixed[MAXD], f;
+	int64_t lo[MAXD], hi[MAXD], width[MAXD], l, h;
+	bool first = true;
+
+	if (t->ndims > MAXD)
+		return false;
+	for (size_t i = 0; i < p->sc.acc.len; i++) {
+		const struct hgc_tp_access *a = HGC_TP_ACC(&p->sc, i);
+
+		if (a->t != t || side(p, a) < 0)
+			continue;
+		if (a->n != t->ndims)
+			return false;
+		for (int d = 0; d < a->n; d++) {
+			if (!hgc_tp_split(&p->v, inner, a->idx[d], a->ext ? a->ext[d] : 1, &f, &l, &h))
+				return false;
+			rename_terms(p, &f);
+			if (!first && !hgc_tp_same_terms(&fixed[d], &f))
+				return false;
+			fixed[d] = f;
+			lo[d] = first || l < lo[d] ? l : lo[d];
+			hi[d] = first || h > hi[d] ? h : hi[d];
+		}
+		first = false;
+	}
+	for (int d = 0; d < t->ndims; d++)
+		width[d] = hi[d] - lo[d] + 1;
+	return hgc_tp_disjoint(&p->v, t->ndims, fixed, width, p->a->u.pfor.vars, p->a->u.pfor.n);
+}
+
+/* Whether merging changes no result: every tensor one loop writes and the other
+   touches is partitioned by the parallel indices. */
+static bool legal(const struct pair *p)
+{
+	int nt = p->m->ntensors;
+	unsigned char *use = hgc_xcalloc((size_t)nt + 1, 1);	/* bits: touch 0/1, write 0/1 */
+	bool *inner = inner_vars(p), ok = true;
+
+	for (size_t i = 0; i < p->sc.acc.len; i++) {
+		const struct hgc_tp_access *a = HGC_TP_ACC(&p->sc, i);
+		int s = side(p, a);
+
+		if (s < 0)
+			continue;
+		use[a->t->id] |= (unsigned char)(1 << s);
+		if (a->kind != HGC_TP_LOAD)
+			use[a->t->id] |= (unsigned char)(4 << s);
+	}
+	for (size_t i = 0; i < p->sc.acc.len && ok; i++) {
+		const struct hgc_tir_tensor *t = HGC_TP_ACC(&p->sc, i)->t;
+		int u = use[t->id];
+
+		if (((u & 4) && (u & 2)) || ((u & 8) && (u & 1)))
+			ok = private_to(p, t) || partitioned(p, t, inner);
+		use[t->id] = 0;
+	}
+	free(inner);
+	free(use);
+	return ok;
+}
+
+/* Mutator: the second loop's indices renamed to the first's. */
+static struct hgc_tir_expr *rename_var(struct hgc_tir_mutator *mu, struct hgc_tir_expr *e)
+{
+	const struct pair *p = mu->ctx;
+
+	if (e->kind == HGC_TIR_E_VAR)
+		for (int k = 0; k < p->b->u.pfor.n; k++)
+			if (e->u.var == p->b->u.pfor.vars[k])
+				return hgc_tir_ref(mu->m, p->a->u.pfor.vars[k]);
+	return e;
+}
+
+/* Merge stmts[j] into stmts[i] of block blk, the tensor definitions between moved first. */
+static void merge(struct pair *p, struct hgc_tir_stmt *blk, int i, int j)
+{
+	struct hgc_tir_stmt **s = blk->u.block.stmts, *body;
+	struct hgc_tir_mutator mu = { .expr = rename_var, .m = p->m, .ctx = p };
+
+	for (int k = i + 1; k < j; k++)
+		s[k - 1] = s[k];
+	s[j - 1] = p->a;
+	memmove(&s[j], &s[j + 1], (size_t)(blk->u.block.n - j - 1) * sizeof(*s));
+	blk->u.block.n--;
+	body = hgc_tir_block(p->m, NULL);
+	hgc_tir_append(body, p->a->u.pfor.body);
+	hgc_tir_append(body, hgc_tir_mutate_stmt(p->b->u.pfor.body, &mu));
+	p->a->u.pfor.body = body;
+}
+
+/* The scan index of loop statement s. */
+static int loop_index(const struct hgc_tp_scan *sc, const struct hgc_tir_stmt *s)
+{
+	for (size_t i = 0; i < sc->loops.len; i++)
+		if (HGC_TP_LOOP(sc, i)->s == s)
+			return (int)i;
+	hgc_bug("a parallel for the scan did not see");
+}
+
+/* Visitor state: the pair, and whether a merge was made (then the walk stops). */
+struct finder {
+	struct pair *p;
+	bool merged;
+};
+
+/* In a block: the first mergeable pair of parallel fors, merged. */
+static bool find_pre(struct hgc_tir_visitor *v, struct hgc_tir_stmt *blk)
+{
+	struct finder *fd = v->ctx;
+	struct pair *p = fd->p;
+	struct hgc_tir_stmt **s = blk->u.block.stmts;
+	int j;
+
+	if (fd->merged)
+		return false;
+	if (blk->kind != HGC_TIR_S_BLOCK)
+		return true;
+	for (int i = 0; i < blk->u.block.n; i++) {
+		if (s[i]->kind != HGC_TIR_S_PFOR || !s[i]->u.pfor.merge_group)
+			continue;
+		for (j = i + 1; j < blk->u.block.n && s[j]->kind == HGC_TIR_S_TENSOR; j++)
+			;
+		if (j == blk->u.block.n || s[j]->kind != HGC_TIR_S_PFOR ||
+		    s[j]->u.pfor.merge_group != s[i]->u.pfor.merge_group || !same_ranges(s[i], s[j]))
+			continue;
+		p->a = s[i];
+		p->b = s[j];
+		p->l1 = loop_index(&p->sc, s[i]);
+		p->l2 = loop_index(&p->sc, s[j]);
+		if (legal(p)) {
+			merge(p, blk, i, j);
+			fd->merged = true;
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Merge in f until nothing more merges; the count. */
+static int merge_func(struct hgc_tir_module *m, struct hgc_tir_func *f)
+{
+	int changes = 0;
+	struct finder fd;
+
+	do {
+		struct pair p = { .m = m };
+		struct hgc_tir_visitor v = { .stmt_pre = find_pre, .ctx = &fd };
+
+		fd.p = &p;
+		fd.merged = false;
+		hgc_tp_scan(&p.sc, m, f);
+		hgc_tp_vars_init(&p.v, m, f);
+		hgc_tir_walk_stmt(f->body, &v);
+		hgc_tp_vars_release(&p.v);
+		hgc_tp_scan_release(&p.sc);
+		changes += fd.merged;
+	} while (fd.merged);
+	return changes;
+}
+
+/* Merge the parallel loops of every function. */
+int hgc_tir_pass_parallel_merge(struct hgc_tir_module *m, struct hgc_tir_passes *p,
+				struct hgc_diag *d)
+{
+	int changes = 0;
+
+	(void)p;
+	(void)d;
+	for (size_t i = 0; i < m->funcs.len; i++)
+		changes += merge_func(m, HGC_TIR_FUNC(m, i));
+	return changes;
 }
