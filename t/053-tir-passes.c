@@ -1,0 +1,421 @@
+/*
+ * 053-tir-passes: the Tensor IR passes on modules built by hand.  Each
+ * case builds a module twice: one copy runs as built, the other after the
+ * passes (core/tir/passes), both through the JIT, and every output must
+ * match bit for bit; the printed module after the passes says what the
+ * passes did (one parallel for, a shrunk tensor, a linear index, shared
+ * buffers), and the buffer plan gives its figures.  The cases that must be
+ * left alone are here too: parallel loops whose iterations depend on each
+ * other, of other ranges or groups; temporaries used across loops or
+ * carried from one iteration to the next; an address kept in a pointer
+ * tensor (aliasing); an elementwise loop that visits elements twice.
+ */
+#include "core/tir/passes/tir_passes.h"
+#include "t/llvm_check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define N 64
+#define M 32
+
+/* A module with one entry function over X[N, M] (input) and Y[N, M] (output). */
+static struct hgc_tir_func *entry(struct hgc_tir_module *m, struct hgc_tir_tensor **x,
+				  struct hgc_tir_tensor **y)
+{
+	struct hgc_tir_func *f = hgc_tir_func_new(m, "entry", TY(VOID));
+
+	*x = hgc_tir_func_add_tensor(f, "X", TY(F32), 2, (int64_t[]){ N, M });
+	*y = hgc_tir_func_add_tensor(f, "Y", TY(F32), 2, (int64_t[]){ N, M });
+	m->entry = f;
+	return f;
+}
+
+/* parallel for (i in [0, end)) merge group: for (j in [0, M)) dst[i, j] = op(src[si, j]). */
+static void pfor_map(struct hgc_tir_module *m, struct hgc_tir_stmt *b, int group, int64_t end,
+		     struct hgc_tir_tensor *dst, struct hgc_tir_tensor *src, bool flip,
+		     enum hgc_tir_binop op, double c)
+{
+	struct hgc_tir_var *i = ivar(m, "i"), *j = ivar(m, "j");
+	struct hgc_tir_expr *beg = I(0), *e = I(end);
+	struct hgc_tir_stmt *p = hgc_tir_pfor(m, b, 1, &i, &beg, &e, NULL), *l;
+	struct hgc_tir_expr *si = flip ? hgc_tir_sub(m, I(end - 1), V(i)) : V(i);
+
+	p->u.pfor.merge_group = group;
+	l = hgc_tir_for(m, hgc_tir_body(p), j, I(0), I(M), NULL);
+	ST2(hgc_tir_body(l), dst, V(i), V(j), hgc_tir_binary(m, op, LD2(src, si, V(j)), F32C(c)));
+}
+
+/* Three elementwise parallel loops X -> T -> U -> Y through temporaries. */
+static struct hgc_tir_module *chain(int g1, int g2, int g3, bool flip, int64_t end2)
+{
+	struct hgc_tir_module *m = hgc_tir_module_new("chain");
+	struct hgc_tir_tensor *x, *y, *t, *u;
+	struct hgc_tir_func *f = entry(m, &x, &y);
+
+	t = hgc_tir_tensor_newc(m, "T", TY(F32), HGC_TIR_LOCAL, 2, (int64_t[]){ N, M });
+	u = hgc_tir_tensor_newc(m, "U", TY(F32), HGC_TIR_LOCAL, 2, (int64_t[]){ N, M });
+	hgc_tir_def_tensor(m, f->body, t);
+	pfor_map(m, f->body, g1, N, t, x, false, HGC_TIR_MUL, 2);
+	hgc_tir_def_tensor(m, f->body, u);
+	pfor_map(m, f->body, g2, end2, u, t, flip, HGC_TIR_ADD, 1);
+	pfor_map(m, f->body, g3, N, y, u, false, HGC_TIR_MAX, 0);
+	return m;
+}
+
+/* Run the passes with every switch on but those in off (comma list), one thread. */
+static int passes(struct hgc_tir_module *m, const char *off, struct hgc_tir_plan *plan)
+{
+	struct hgc_tir_passes p;
+	struct hgc_diag d;
+	int rc;
+
+	hgc_tir_passes_init(&p);
+	p.threads = 1;
+	for (int k = 0; k < HGC_TIR_PASS_COUNT; k++)
+		if (off && strstr(off, hgc_tir_pass_name((enum hgc_tir_pass)k)))
+			p.on[k] = false;
+	hgc_diag_init(&d);
+	rc = hgc_tir_passes_run(m, &p, &d);
+	if (rc < 0)
+		diag("%s", hgc_diag_text(&d));
+	if (plan)
+		*plan = p.plan;
+	else
+		hgc_tir_passes_release(&p);
+	hgc_diag_release(&d);
+	return rc;
+}
+
+/* Count the occurrences of needle in hay. */
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *s = hay; (s = strstr(s, needle)); s++)
+		n++;
+	return n;
+}
+
+/* Run a and b (the passed copy) through the JIT on the same inputs; same outputs. */
+static void same_results(struct hgc_tir_module *a, struct hgc_tir_module *b, int nargs,
+			 const size_t *sizes, const char *what)
+{
+	void *x[MAXARGS], *y[MAXARGS];
+	struct hgc_compiled *ca = jit(a, what), *cb = jit(b, what);
+	unsigned seed = 7;
+	bool same = true;
+
+	for (int i = 0; i < nargs; i++) {
+		x[i] = calloc(1, sizes[i]);
+		for (size_t k = 0; k < sizes[i] / 4; k++)
+			((float *)x[i])[k] = rnd(&seed);
+		y[i] = memcpy(malloc(sizes[i]), x[i], sizes[i]);
+	}
+	if (ca && cb) {
+		hgc_codegen_run(ca, x);
+		hgc_codegen_run(cb, y);
+		for (int i = 0; i < nargs; i++)
+			same &= !memcmp(x[i], y[i], sizes[i]);
+	}
+	ok(ca && cb && same, "%s: the same results before and after the passes", what);
+	for (int i = 0; i < nargs; i++) {
+		free(x[i]);
+		free(y[i]);
+	}
+	hgc_codegen_free(ca);
+	hgc_codegen_free(cb);
+	hgc_tir_module_free(a);
+	hgc_tir_module_free(b);
+}
+
+static const size_t xy[] = { N * M * 4, N * M * 4 };
+
+/* Parallel merge: one loop when iterations keep to their rows; else two or three. */
+static void test_merge(void)
+{
+	struct hgc_tir_module *m = chain(1, 1, 1, false, N);
+	char *s;
+
+	is_int(passes(m, "tensor_shrink,buffer_reuse,index_flatten", NULL), 0, "merge runs");
+	s = hgc_tir_module_str(m);
+	is_int(count(s, "parallel for"), 1, "three row-wise loops of one group merge into one");
+	ok(strstr(s, "tensor T: f32[64, 32];\n    tensor U: f32[64, 32];\n    parallel for") != NULL,
+	   "the tensor definition between the loops moves before the merged loop");
+	free(s);
+	same_results(chain(1, 1, 1, false, N), m, 2, xy, "merged chain");
+
+	m = chain(1, 1, 1, true, N);
+	passes(m, NULL, NULL);
+	s = hgc_tir_module_str(m);
+	is_int(count(s, "parallel for"), 2, "a loop reading another iteration's row stays apart");
+	free(s);
+	same_results(chain(1, 1, 1, true, N), m, 2, xy, "flipped chain");
+
+	m = chain(1, 1, 1, false, N - 1);
+	passes(m, "tensor_shrink", NULL);
+	s = hgc_tir_module_str(m);
+	is_int(count(s, "parallel for"), 3, "loops with other ranges stay apart");
+	free(s);
+	hgc_tir_module_free(m);
+
+	m = chain(1, 2, 0, false, N);
+	passes(m, "tensor_shrink", NULL);
+	s = hgc_tir_module_str(m);
+	is_int(count(s, "parallel for"), 3, "loops of other groups or none stay apart");
+	free(s);
+	hgc_tir_module_free(m);
+}
+
+/* Tensor shrink after the merge: T and U become one row inside the loop. */
+static void test_shrink_chain(void)
+{
+	struct hgc_tir_module *m = chain(1, 1, 1, false, N);
+	char *s;
+
+	passes(m, "index_flatten,buffer_reuse", NULL);
+	s = hgc_tir_module_str(m);
+	ok(strstr(s, "parallel for (i in [0, 64)) merge 1 {\n      tensor U: f32[1, 32];\n"
+		     "      tensor T: f32[1, 32];") != NULL,
+	   "the temporaries shrink to one row, defined in the loop");
+	ok(strstr(s, "T[0, j] = X[i, j] * 2.0f") != NULL, "their index loses the row");
+	if (!strstr(s, "T[0, j]"))
+		diag("%s", s);
+	free(s);
+	same_results(chain(1, 1, 1, false, N), m, 2, xy, "shrunk chain");
+}
+
+/* Row sums through a temporary T[N, M]: per row (shrinks), or all rows first
+   (used across loops: stays), or one row reused by every i (carried: stays). */
+static struct hgc_tir_module *rowsum(int kind)
+{
+	struct hgc_tir_module *m = hgc_tir_module_new("rowsum");
+	struct hgc_tir_tensor *x, *y;
+	struct hgc_tir_func *f = entry(m, &x, &y);
+	struct hgc_tir_tensor *t = hgc_tir_tensor_newc(m, "T", TY(F32), HGC_TIR_LOCAL, 2,
+						       (int64_t[]){ N, M });
+	struct hgc_tir_var *i = ivar(m, "i"), *j = ivar(m, "j"), *j2 = ivar(m, "j");
+	struct hgc_tir_var *acc = hgc_tir_var_new(m, "acc", TY(F32));
+	struct hgc_tir_stmt *li, *b, *l2;
+	struct hgc_tir_expr *row = kind == 2 ? I(0) : V(i);
+
+	hgc_tir_def_tensor(m, f->body, t);
+	li = hgc_tir_for(m, f->body, i, I(0), I(N), NULL);
+	b = hgc_tir_body(li);
+	ST2(hgc_tir_body(hgc_tir_for(m, b, j, I(0), I(M), NULL)), t, row, V(j),
+	    BIN(MUL, LD2(x, V(i), V(j)), LD2(x, V(i), V(j))));
+	if (kind == 1) {
+		i = ivar(m, "i");
+		b = hgc_tir_body(hgc_tir_for(m, f->body, i, I(0), I(N), NULL));
+		row = V(i);
+	}
+	hgc_tir_let(m, b, acc, F32C(0));
+	l2 = hgc_tir_for(m, b, j2, I(0), I(M), NULL);
+	hgc_tir_assign(m, hgc_tir_body(l2), acc, BIN(ADD, V(acc), LD2(t, hgc_tir_expr_copy(m, row), V(j2))));
+	ST2(b, y, V(i), I(0), V(acc));
+	return m;
+}
+
+/* Shrink alone on sequential loops. */
+static void test_shrink(void)
+{
+	struct hgc_tir_module *m = rowsum(0);
+	char *s;
+
+	passes(m, "index_flatten,buffer_reuse", NULL);
+	s = hgc_tir_module_str(m);
+	ok(strstr(s, "for (i in [0, 64)) {\n      tensor T: f32[1, 32];") != NULL,
+	   "a row temporary shrinks to one row inside its loop");
+	free(s);
+	same_results(rowsum(0), m, 2, xy, "row sums");
+	for (int kind = 1; kind <= 2; kind++) {
+		m = rowsum(kind);
+		passes(m, "index_flatten,buffer_reuse", NULL);
+		s = hgc_tir_module_str(m);
+		ok(strstr(s, "tensor T: f32[64, 32];") != NULL,
+		   kind == 1 ? "a temporary used across two loops keeps its size"
+			     : "a temporary whose slice does not move with the loop keeps its size");
+		free(s);
+		same_results(rowsum(kind), m, 2, xy, kind == 1 ? "two loops" : "carried row");
+	}
+}
+
+/* Flattening: the temporary becomes one-dimensional with a linear index. */
+static void test_flatten(void)
+{
+	struct hgc_tir_module *m = rowsum(1);
+	char *s;
+
+	is_int(passes(m, "buffer_reuse", NULL), 0, "flatten runs");
+	s = hgc_tir_module_str(m);
+	ok(strstr(s, "tensor T: f32[2048];") && strstr(s, "T[i * 32 + j] = "),
+	   "a 64 x 32 temporary becomes f32[2048] indexed i * 32 + j");
+	ok(strstr(s, "X[i, j]") != NULL, "parameters keep their dims");
+	free(s);
+	same_results(rowsum(1), m, 2, xy, "flattened");
+}
+
+/* for (i in [0, N * M)) dst[i] = a[i] op b[i] (b NULL: op with a constant), times reps. */
+static void map1(struct hgc_tir_module *m, struct hgc_tir_stmt *blk, struct hgc_tir_tensor *dst,
+		 struct hgc_tir_tensor *a, struct hgc_tir_tensor *b, enum hgc_tir_binop op,
+		 int reps)
+{
+	struct hgc_tir_var *i = ivar(m, "i"), *r = ivar(m, "r");
+	struct hgc_tir_stmt *l = hgc_tir_for(m, blk, i, I(0), I(N * M), NULL);
+
+	if (reps > 1)
+		l = hgc_tir_for(m, hgc_tir_body(l), r, I(0), I(reps), NULL);
+	ST1(hgc_tir_body(l), dst, V(i),
+	    hgc_tir_binary(m, op, LD1(a, V(i)), b ? LD1(b, V(i)) : F32C(1.5)));
+}
+
+/* A = X + 1.5; B = A * 1.5; C = B - A (in place of A or B); Y = C * C; with reps, the
+   C loop runs twice per element (not in place). */
+static struct hgc_tir_module *elementwise(int reps)
+{
+	struct hgc_tir_module *m = hgc_tir_module_new("ew");
+	struct hgc_tir_func *f = hgc_tir_func_new(m, "entry", TY(VOID));
+	struct hgc_tir_tensor *x = hgc_tir_func_add_tensor(f, "X", TY(F32), 1, (int64_t[]){ N * M });
+	struct hgc_tir_tensor *y = hgc_tir_func_add_tensor(f, "Y", TY(F32), 1, (int64_t[]){ N * M });
+	struct hgc_tir_tensor *t[3];
+
+	m->entry = f;
+	for (int k = 0; k < 3; k++) {
+		t[k] = hgc_tir_tensor_newc(m, k == 0 ? "A" : k == 1 ? "B" : "C", TY(F32), HGC_TIR_LOCAL,
+					   1, (int64_t[]){ N * M });
+		hgc_tir_def_tensor(m, f->body, t[k]);
+	}
+	map1(m, f->body, t[0], x, NULL, HGC_TIR_ADD, 1);
+	map1(m, f->body, t[1], t[0], NULL, HGC_TIR_MUL, 1);
+	map1(m, f->body, t[2], t[1], t[0], HGC_TIR_SUB, reps);
+	map1(m, f->body, y, t[2], t[2], HGC_TIR_MUL, 1);
+	return m;
+}
+
+/* The plan's entry for temporary name, or NULL. */
+static const struct hgc_tir_plan_temp *temp(const struct hgc_tir_plan *p, const char *name)
+{
+	for (int i = 0; i < p->ntemps; i++)
+		if (!strcmp(p->temps[i].name, name))
+			return &p->temps[i];
+	return NULL;
+}
+
+/* Buffer reuse with an in-place elementwise consumer, and without (an element visited twice). */
+static void test_reuse(void)
+{
+	struct hgc_tir_passes p;
+	struct hgc_tir_module *m = elementwise(1);
+	const struct hgc_tir_plan_temp *c;
+	char *s;
+
+	is_int(passes(m, NULL, &p.plan), 0, "reuse runs");
+	c = temp(&p.plan, "C");
+	ok(p.plan.done && p.plan.ntemps == 3 && p.plan.nbuffers == 2,
+	   "three temporaries in two buffers");
+	ok(c && c->inplace && (c->buffer == temp(&p.plan, "B")->buffer ||
+			       c->buffer == temp(&p.plan, "A")->buffer),
+	   "C overwrites an input in place (A and B die in the loop that writes C)");
+	is_int((int)p.plan.bytes_noreuse, 3 * N * M * 4, "no reuse: three buffers");
+	is_int((int)p.plan.bytes_reuse, 2 * N * M * 4, "with reuse: two");
+	is_int((int)p.plan.bytes_final, 2 * N * M * 4, "the entry's scratch after the passes");
+	s = hgc_tir_plan_text(&p.plan);
+	ok(strstr(s, "C (in place)") != NULL, "the plan text names the sharing");
+	if (!strstr(s, "C (in place)"))
+		diag("%s", s);
+	free(s);
+	hgc_tir_passes_release(&p);
+	s = hgc_tir_module_str(m);
+	ok(strstr(s, "tensor scratch: f32[2048];") && !strstr(s, "tensor C"),
+	   "C and the input it overwrites become one scratch tensor");
+	free(s);
+	same_results(elementwise(1), m, 2, xy, "in place");
+
+	m = elementwise(2);
+	passes(m, NULL, &p.plan);
+	c = temp(&p.plan, "C");
+	ok(c && !c->inplace && p.plan.nbuffers == 3,
+	   "an elementwise loop that visits each element twice is not in place");
+	hgc_tir_passes_release(&p);
+	same_results(elementwise(2), m, 2, xy, "visited twice");
+}
+
+/* A's address kept in a pointer tensor and read by a copy after B is born: A must
+   not lend its buffer to B. */
+static struct hgc_tir_module *alias(void)
+{
+	struct hgc_tir_module *m = hgc_tir_module_new("alias");
+	struct hgc_tir_func *f = hgc_tir_func_new(m, "entry", TY(VOID));
+	struct hgc_tir_tensor *x = hgc_tir_func_add_tensor(f, "X", TY(F32), 1, (int64_t[]){ N * M });
+	struct hgc_tir_tensor *y = hgc_tir_func_add_tensor(f, "Y", TY(F32), 1, (int64_t[]){ N * M });
+	struct hgc_tir_tensor *z = hgc_tir_func_add_tensor(f, "Z", TY(F32), 1, (int64_t[]){ N * M });
+	struct hgc_tir_tensor *a, *b, *p;
+	int64_t all = N * M;
+
+	m->entry = f;
+	a = hgc_tir_tensor_newc(m, "A", TY(F32), HGC_TIR_LOCAL, 1, &all);
+	b = hgc_tir_tensor_newc(m, "B", TY(F32), HGC_TIR_LOCAL, 1, &all);
+	p = hgc_tir_tensor_newc(m, "P", hgc_tir_ptr_to(TY(F32)), HGC_TIR_LOCAL, 1, (int64_t[]){ 1 });
+	hgc_tir_def_tensor(m, f->body, a);
+	hgc_tir_def_tensor(m, f->body, p);
+	map1(m, f->body, a, x, NULL, HGC_TIR_ADD, 1);
+	ST1(f->body, p, I(0), hgc_tir_addr(m, a, 1, (struct hgc_tir_expr *[]){ I(0) }, &all));
+	hgc_tir_def_tensor(m, f->body, b);
+	map1(m, f->body, b, x, NULL, HGC_TIR_MUL, 1);
+	map1(m, f->body, z, b, NULL, HGC_TIR_SUB, 1);
+	hgc_tir_eval(m, f->body, hgc_tir_intrinv(m, HGC_TIR_I_COPY, 3,
+						 hgc_tir_addr(m, y, 1, (struct hgc_tir_expr *[]){ I(0) }, &all),
+						 LD1(p, I(0)), I(all)));
+	return m;
+}
+
+/* Aliasing through a pointer tensor stretches the lifetime. */
+static void test_alias(void)
+{
+	struct hgc_tir_passes p;
+	struct hgc_tir_module *m = alias();
+	static const size_t xyz[] = { N * M * 4, N * M * 4, N * M * 4 };
+	const struct hgc_tir_plan_temp *a, *b;
+
+	is_int(passes(m, NULL, &p.plan), 0, "reuse runs on the aliasing module");
+	a = temp(&p.plan, "A");
+	b = temp(&p.plan, "B");
+	ok(a && b && a->buffer != b->buffer && a->end > b->start,
+	   "A lives as long as the pointer tensor holding its address: no sharing with B");
+	hgc_tir_passes_release(&p);
+	same_results(alias(), m, 3, xyz, "aliasing");
+}
+
+/* Pass names and switches. */
+static void test_switches(void)
+{
+	struct hgc_tir_passes p;
+	struct hgc_diag d;
+	struct hgc_loc loc = { "cfg.hgc", 3, 5 };
+
+	hgc_tir_passes_init(&p);
+	hgc_diag_init(&d);
+	is_int(hgc_tir_pass_find("buffer_reuse"), HGC_TIR_PASS_BUFFER_REUSE, "find a pass by name");
+	is_int(hgc_tir_pass_find("fuse"), HGC_TIR_PASS_COUNT, "graph passes are not TIR passes");
+	ok(!hgc_tir_passes_set(&p, "tensor_shrink", "off", &loc, &d) &&
+	   !p.on[HGC_TIR_PASS_TENSOR_SHRINK], "pass tensor_shrink = off");
+	is_int(hgc_tir_passes_set(&p, "shrink", "off", &loc, &d), -1, "unknown pass");
+	is_int(hgc_tir_passes_set(&p, "index_flatten", "maybe", &loc, &d), -1, "bad value");
+	is_str(hgc_diag_text(&d), "cfg.hgc:3:5: error: unknown tensor IR pass 'shrink'\n"
+				  "cfg.hgc:3:5: error: pass 'index_flatten' must be on or off, "
+				  "not 'maybe'\n", "the diagnostics");
+	hgc_diag_release(&d);
+	hgc_tir_passes_release(&p);
+}
+
+int main(void)
+{
+	test_switches();
+	test_merge();
+	test_shrink_chain();
+	test_shrink();
+	test_flatten();
+	test_reuse();
+	test_alias();
+	done_testing();
+}
