@@ -76,8 +76,8 @@ static void test_list(const char *root)
 	   "mlp_dlrm_bottom_b32 runs the existing spec dlrm_bottom_mlp_b32");
 	ok(w && !strcmp(w->shape_text, "spec/models/dlrm.hgc:dlrm_bottom_mlp_b32"),
 	   "its shape text names file and spec");
-	ok(row(&v, "mlp_dlrm_top_b32") && row(&v, "mlp_bert_ffn_s128") &&
-	   row(&v, "mlp_dlrm_top_b32")->spec->file == row(&v, "mlp_bert_ffn_s128")->spec->file,
+	ok(row(&v, "mlp_dlrm_top_b32") && row(&v, "mlp_bert_ffn_s512") &&
+	   row(&v, "mlp_dlrm_top_b32")->spec->file == row(&v, "mlp_bert_ffn_s512")->spec->file,
 	   "two rows of one file share one loaded program");
 	hgc_vec_release(&v);
 
@@ -122,18 +122,43 @@ static int same_graph(const struct hgc_graph *a, const struct hgc_graph *b)
 	return 1;
 }
 
+/* The spec name in file (relative to root), loaded into p; NULL if absent. */
+static const struct hgc_spec *suite_spec(struct hgc_program *p, const char *root,
+					 const char *file, const char *name)
+{
+	struct hgc_diag d;
+	size_t i;
+
+	hgc_diag_init(&d);
+	hgc_program_init(p);
+	hgc_program_load(p, hgc_arena_printf(&arena, "%s/%s", root, file), &d);
+	hgc_diag_release(&d);
+	for (i = 0; i < p->specs.len; i++)
+		if (!strcmp(HGC_PROGRAM_SPEC(p, i)->name, name))
+			return HGC_PROGRAM_SPEC(p, i);
+	return NULL;
+}
+
 /* Every spec under bench/specs/ is the graph of a smaller one the suite checks. */
 static void test_large(const char *root)
 {
-	static const char *const pairs[][2] = {
-		{"mlp_dlrm_top_b128", "mlp_dlrm_top_b32"},
-		{"mlp_dlrm_top_b512", "mlp_dlrm_top_b32"},
-		{"mlp_bert_ffn_s512", "mlp_bert_ffn_s128"},
-		{"mha_bert_base_b32_s128", "mha_bert_base_b1_s128"},
-		{"mha_bert_large_b32_s384", "mha_bert_large_b1_s384"},
-		{"layernorm_bert_large_b32_s384", "layernorm_bert_base_b32_s128"},
+	static const char *const pairs[][3] = {
+		{"mlp_dlrm_top_b32", "spec/models/dlrm.hgc", "dlrm_top_mlp_b16"},
+		{"mlp_dlrm_top_b128", "spec/models/dlrm.hgc", "dlrm_top_mlp_b16"},
+		{"mlp_dlrm_top_b512", "spec/models/dlrm.hgc", "dlrm_top_mlp_b16"},
+		{"mlp_dlrm_bottom_b512", "spec/demo/mlp.hgc", "dlrm_bottom_mlp_b128"},
+		{"mlp_bert_ffn_s128", "spec/models/mlp.hgc", "mlp_bert_ffn_s4"},
+		{"mlp_bert_ffn_s512", "spec/models/mlp.hgc", "mlp_bert_ffn_s4"},
+		{"mha_bert_large_b1_s384", "spec/models/mha.hgc", "mha_bert_base_b1_s128"},
+		{"mha_bert_base_b32_s128", "spec/models/mha.hgc", "mha_bert_base_b1_s128"},
+		{"mha_bert_large_b32_s384", "spec/models/mha.hgc", "mha_bert_base_b1_s128"},
+		{"layernorm_bert_large_b32_s384", "spec/models/layernorm.hgc",
+		 "layernorm_bert_base_b32_s128"},
 	};
-	const struct hgc_bench_work *big, *small;
+	enum { NPAIRS = sizeof(pairs) / sizeof(pairs[0]) };
+	const struct hgc_bench_work *big;
+	const struct hgc_spec *small;
+	struct hgc_program p;
 	struct hgc_vec v;
 	char err[1024];
 	size_t i;
@@ -142,14 +167,19 @@ static void test_large(const char *root)
 	is_int(list(root, "_", 0, &v, err, sizeof(err)), 0, "every row loads");
 	for (i = 0; i < v.len; i++)
 		nlarge += HGC_VEC_AT(&v, struct hgc_bench_work, i).large;
-	is_int(nlarge, 6, "6 rows from bench/specs/");
-	for (i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+	is_int(nlarge, NPAIRS, "%d rows from bench/specs/", NPAIRS);
+	for (i = 0; i < NPAIRS; i++) {
 		big = row(&v, pairs[i][0]);
-		small = row(&v, pairs[i][1]);
-		ok(big && small && big->large && !small->large &&
-		   same_graph(big->spec->graph, small->spec->graph),
-		   "%s: the graph of %s, which the suite checks", pairs[i][0], pairs[i][1]);
+		small = suite_spec(&p, root, pairs[i][1], pairs[i][2]);
+		ok(big && small && big->large && small->graph &&
+		   same_graph(big->spec->graph, small->graph),
+		   "%s: the graph of %s, which the suite checks", pairs[i][0], pairs[i][2]);
+		hgc_program_release(&p);
 	}
+	big = row(&v, "mlp_dlrm_top_b128");
+	ok(big && row(&v, "mlp_dlrm_bottom_b128") &&
+	   !same_graph(big->spec->graph, row(&v, "mlp_dlrm_bottom_b128")->spec->graph),
+	   "the comparison tells the top MLP from the bottom one");
 	hgc_vec_release(&v);
 }
 
