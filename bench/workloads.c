@@ -57,7 +57,7 @@ static const struct {
 	{"mha_bert_large_b1_s384", "bench/specs/mha_large.hgc", NULL},
 	{"mha_bert_large_b32_s384", "bench/specs/mha_large.hgc", NULL},
 	{"layernorm_bert_base_b1_s128", "spec/models/layernorm.hgc", NULL},
-	{"layernorm_bert_base_b32_s128", "spec/models/layernorm.hgc", NULL},
+	{"layernorm_bert_base_b32_s128", "bench/specs/layernorm_large.hgc", NULL},
 	{"layernorm_bert_large_b32_s384", "bench/specs/layernorm_large.hgc", NULL},
 };
 

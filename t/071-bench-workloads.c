@@ -152,8 +152,10 @@ static void test_large(const char *root)
 		{"mha_bert_large_b1_s384", "spec/models/mha.hgc", "mha_bert_base_b1_s128"},
 		{"mha_bert_base_b32_s128", "spec/models/mha.hgc", "mha_bert_base_b1_s128"},
 		{"mha_bert_large_b32_s384", "spec/models/mha.hgc", "mha_bert_base_b1_s128"},
+		{"layernorm_bert_base_b32_s128", "spec/models/layernorm.hgc",
+		 "layernorm_bert_base_b1_s128"},
 		{"layernorm_bert_large_b32_s384", "spec/models/layernorm.hgc",
-		 "layernorm_bert_base_b32_s128"},
+		 "layernorm_bert_base_b1_s128"},
 	};
 	enum { NPAIRS = sizeof(pairs) / sizeof(pairs[0]) };
 	const struct hgc_bench_work *big;
