@@ -1,7 +1,9 @@
 /*
- * hgc.c: the hgc column.  One prepare function per workload kind: build a
+ * hgc.c: the hgc columns.  One prepare function per workload kind: build a
  * graph with the graph API from the workload (MatMul or Convolution, the
- * weights a constant input), compile it through core/driver with the JIT
+ * weights a constant input; int8 as Dequantize, MatMul, Quantize), or take
+ * a spec's graph as it is (the subgraph rows, also compiled with fusion off
+ * for the hgc_nofusion column), compile it through core/driver with the JIT
  * backend (no disk cache: compile_ms is a real compile), and return a
  * kernel that runs the compiled graph on the plain buffers of io.  The
  * first run happens here, outside the timed loop: it runs the init
