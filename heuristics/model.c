@@ -187,7 +187,23 @@ double hgc_heur_spill_ns(const struct hgc_heur_ctx *cx, int64_t ws, int64_t byte
 	return (double)bytes * (double)(times - 1) / cx->mc->l3_bw;
 }
 
-/* Packing the inputs and writing the result back on a run (layout sizes). */
+/* Whether operand i's canonical indices are its graph tensor's own. */
+static bool identity(const struct hgc_tmpl_bind *b, int i)
+{
+	const struct hgc_tmpl_map *mp = &b->map[i];
+	int j;
+
+	if (mp->n != b->t->operand_rank[i])
+		return false;
+	for (j = 0; j < mp->n; j++)
+		if (mp->d[j].c != j || mp->d[j].div > 1 ||
+		    (mp->d[j].mod && mp->d[j].mod != b->dims[i][j]))
+			return false;
+	return true;
+}
+
+/* Packing the inputs and writing the result back on a run (layout sizes);
+   operands without a layout cost nothing: the nest uses the graph's tensor. */
 double hgc_heur_pack_layouts(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 		       int64_t threads)
 {
@@ -199,6 +215,9 @@ double hgc_heur_pack_layouts(const struct hgc_heur_ctx *cx, const struct hgc_tmp
 
 	for (i = 0; i <= cx->b->t->ninputs; i++) {
 		cx->b->t->layout(&tmp, i, &l);
+		/* a plain operand is read or written in place (tmpl_inst.c) */
+		if (!l.declared && identity(cx->b, i))
+			continue;
 		for (n = 1, j = 0; j < l.nphys; j++)
 			n *= l.phys[j].extent;
 		ns += hgc_heur_pack_ns(cx, i, n, threads);

@@ -166,7 +166,11 @@ static const struct mmcase f32_cases[] = {
 	{"m479x13x97", F32, F32, UNDEF, 2, 2, {479, 13}, {13, 97}, false, false, 0, {0}, UNDEF, "matmul_core"},
 	{"m97x479x13", F32, F32, UNDEF, 2, 2, {97, 479}, {479, 13}, false, false, 0, {0}, UNDEF, "matmul_core"},
 	{"m1x1x1", F32, F32, UNDEF, 2, 2, {1, 1}, {1, 1}, false, false, 0, {0}, UNDEF, "matmul_core"},
-	{"m64x128x96", F32, F32, UNDEF, 2, 2, {64, 128}, {128, 96}, false, false, 0, {0}, UNDEF, "matmul_core"},
+	{"m64x128x96", F32, F32, UNDEF, 2, 2, {64, 128}, {128, 96}, false, false, 0, {0}, UNDEF, "matmul_plain"},
+	{"plain_bias", F32, F32, UNDEF, 2, 2, {48, 40}, {40, 64}, false, false, 1, {64}, F32, "matmul_plain"},
+	{"plain_ta", F32, F32, UNDEF, 2, 2, {40, 48}, {40, 64}, true, false, 0, {0}, UNDEF, "matmul_plain"},
+	{"packa_k1024", F32, F32, UNDEF, 2, 2, {64, 1024}, {1024, 128}, false, false, 1, {128}, F32, "matmul_packa"},
+	{"packa_k1000", F32, F32, UNDEF, 2, 2, {64, 1000}, {1000, 128}, false, false, 0, {0}, UNDEF, "matmul_packa"},
 	{"ta", F32, F32, UNDEF, 2, 2, {97, 13}, {97, 3}, true, false, 0, {0}, UNDEF, "matmul_ksplit"},
 	{"tb", F32, F32, UNDEF, 2, 2, {3, 97}, {13, 97}, false, true, 0, {0}, UNDEF, "matmul_ksplit"},
 	{"tab", F32, F32, UNDEF, 2, 2, {97, 33}, {65, 97}, true, true, 0, {0}, UNDEF, "matmul_core"},
@@ -177,9 +181,10 @@ static const struct mmcase f32_cases[] = {
 	{"foldm", F32, F32, UNDEF, 3, 2, {4, 13, 7}, {7, 1}, false, false, 0, {0}, UNDEF, "matmul_core"},
 	{"foldm_ta", F32, F32, UNDEF, 3, 2, {3, 7, 13}, {7, 5}, true, false, 1, {5}, F32, "matmul_core"},
 	{"foldn", F32, F32, UNDEF, 2, 3, {5, 7}, {3, 7, 13}, false, false, 0, {0}, UNDEF, "matmul_core"},
-	{"batch_bcast", F32, F32, UNDEF, 4, 3, {2, 1, 13, 7}, {3, 7, 5}, false, false, 0, {0}, UNDEF, "matmul_batch"},
-	{"batch_tt", F32, F32, UNDEF, 3, 3, {2, 5, 3}, {2, 7, 5}, true, true, 1, {7}, F32, "matmul_batch"},
-	{"attention", F32, F32, UNDEF, 4, 4, {2, 3, 33, 16}, {2, 3, 16, 33}, false, false, 0, {0}, UNDEF, "matmul_batch"},
+	{"batch_bcast", F32, F32, UNDEF, 4, 3, {2, 1, 13, 7}, {3, 7, 5}, false, false, 0, {0}, UNDEF, "matmul_batch_plain"},
+	{"batch_tt", F32, F32, UNDEF, 3, 3, {2, 5, 3}, {2, 7, 5}, true, true, 1, {7}, F32, "matmul_batch_plain"},
+	{"attention", F32, F32, UNDEF, 4, 4, {2, 3, 33, 16}, {2, 3, 16, 33}, false, false, 0, {0}, UNDEF, "matmul_batch_plain"},
+	{"batch_bias", F32, F32, UNDEF, 3, 3, {3, 16, 8}, {3, 8, 24}, false, false, 1, {24}, F32, "matmul_batch_plain"},
 	{"ksplit", F32, F32, UNDEF, 2, 2, {1, 1000}, {1000, 16}, false, false, 1, {16}, F32, "matmul_ksplit"},
 };
 
@@ -419,6 +424,14 @@ static void test_goldens(void)
 					 false, 0, {0}, UNDEF, ""};
 	static const struct mmcase bt = {"y", F32, F32, UNDEF, 3, 3, {2, 5, 3}, {2, 7, 5}, true,
 					 true, 0, {0}, UNDEF, ""};
+	/* A and C in place: no packing, no write-back copy (the bias added in place) */
+	static const struct mmcase bp = {"y", F32, F32, UNDEF, 3, 3, {2, 4, 8}, {2, 8, 16}, false,
+					 false, 0, {0}, UNDEF, ""};
+	static const struct mmcase pl = {"y", F32, F32, UNDEF, 2, 2, {16, 8}, {8, 32}, false,
+					 false, 1, {32}, F32, ""};
+	static const struct hgc_tmpl_rule batch[] = {
+		{"use", "MatMul", "matmul_batch", {NULL, 0, 0}},
+	};
 	static const struct convcase cv = {"y", F32, F32, {1, 3, 5, 5}, {4, 3, 3, 3}, {1, 1},
 					   {1, 1}, {1, 1}, {1, 1}, 1, "NCX", "OIX", false, ""};
 	struct hgc_graph *g;
@@ -434,7 +447,13 @@ static void test_goldens(void)
 	golden(g, "tmpl_conv_direct", NULL, 0);
 	g = hgc_graph_new();
 	add_mm(g, &bt);
-	golden(g, "tmpl_matmul_batch", NULL, 0);
+	golden(g, "tmpl_matmul_batch", batch, 1);
+	g = hgc_graph_new();
+	add_mm(g, &bp);
+	golden(g, "tmpl_matmul_batch_plain", NULL, 0);
+	g = hgc_graph_new();
+	add_mm(g, &pl);
+	golden(g, "tmpl_matmul_plain", NULL, 0);
 }
 
 int main(void)

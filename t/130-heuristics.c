@@ -185,7 +185,7 @@ static void test_explain(void)
 	hgc_diag_init(&d);
 	is_int(hgc_heur_explain_graph(f, g, &o, &d), 0, "explain runs");
 	fclose(f);
-	ok(strstr(text, "MatMul") && strstr(text, "template matmul_core") &&
+	ok(strstr(text, "MatMul") && strstr(text, "template matmul_plain") &&
 		   strstr(text, "chosen  MB=") && strstr(text, "#2") && strstr(text, "#5") &&
 		   strstr(text, "cost ") && strstr(text, " us "),
 	   "explain names the template, the choice, its cost and the runners-up");
@@ -230,6 +230,45 @@ static void test_odd(void)
 	}
 }
 
+/* The cheapest candidate of template name for an m x k x n MatMul (constant
+   B) on threads; false when it does not bind or has no candidate. */
+static bool best_of(const char *name, int64_t m, int64_t k, int64_t n, int threads,
+		    struct hgc_heur_result *r)
+{
+	struct hgc_graph *g = dc_matmul(m, k, n, false);
+	struct hgc_tmpl_bind b;
+	struct hgc_diag d;
+	bool found;
+
+	hgc_diag_init(&d);
+	found = bind_mm(g, name, threads, &b) && hgc_heur_search(&b, NULL, 0, r, &d) == 0;
+	hgc_diag_release(&d);
+	hgc_graph_free(g);
+	return found;
+}
+
+/* Plain A and C cost no packing; packed A does; matmul_plain refuses rows of
+   A 4 KiB apart and blocks that do not divide; both split evenly over 2 threads. */
+static void test_plain(void)
+{
+	struct hgc_heur_result *r = calloc(1, sizeof(*r));
+
+	ok(best_of("matmul_plain", 128, 256, 512, 2, r) && r->top[0].est.pack_ns == 0 &&
+		   r->top[0].est.balance == 1 && all_valid(r),
+	   "matmul_plain 128x256x512: no packing, balanced (pack %.1f ns, balance %.2f)",
+	   r->top[0].est.pack_ns, r->top[0].est.balance);
+	ok(best_of("matmul_core", 128, 256, 512, 2, r) && r->top[0].est.pack_ns > 0,
+	   "matmul_core 128x256x512: A packed and C written back on every run");
+	ok(best_of("matmul_packa", 128, 1024, 512, 2, r) && r->top[0].est.pack_ns > 0 &&
+		   pv(&r->top[0].env, "MB") * (128 / pv(&r->top[0].env, "MB")) == 128,
+	   "matmul_packa 128x1024x512: A packed, MB divides M");
+	ok(!best_of("matmul_plain", 128, 1024, 512, 2, r), "matmul_plain refuses K = 1024");
+	ok(!best_of("matmul_plain", 127, 256, 512, 2, r) || pv(&r->top[0].env, "MB") == 127,
+	   "matmul_plain on 127 rows: only a whole-M block");
+	ok(!best_of("matmul_plain", 128, 1000, 512, 2, r), "matmul_plain refuses K no block divides");
+	free(r);
+}
+
 int main(void)
 {
 	test_square();
@@ -237,6 +276,7 @@ int main(void)
 	test_tiny_m();
 	test_monotone();
 	test_explain();
+	test_plain();
 	test_odd();
 	return done_testing();
 }

@@ -16,8 +16,8 @@ ok() {
 
 echo "1..9"
 cat > "$tmp/mm.hgc" <<'SPEC'
-config two { threads = 2; }
-config pinned { threads = 2; pin matmul_core.MB = 16; }
+config two { threads = 2; use matmul_core for MatMul; }
+config pinned { threads = 2; use matmul_core for MatMul; pin matmul_core.MB = 16; }
 spec mm {
   input x : f32[256, 512] = uniform(-1, 1);
   const w : f32[512, 384] = uniform(-1, 1);

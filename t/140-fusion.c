@@ -212,7 +212,7 @@ static void test_log(const struct hgc_program *p)
 {
 	char *t = log_of(HGC_PROGRAM_SPEC(p, 0));
 
-	ok(t && strstr(t, "MatMul h: template matmul_core, fused (") && strstr(t, "candidates:") &&
+	ok(t && strstr(t, "MatMul h: template matmul_plain, fused (") && strstr(t, "candidates:") &&
 	   strstr(t, "cost=") && strstr(t, ": Add ReLU"), "relu: anchor and costs logged");
 	if (t)
 		diag("%s", t);

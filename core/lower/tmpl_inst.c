@@ -198,6 +198,10 @@ static struct hgc_tir_func *pack_once(struct hgc_tmpl_build *b, const struct hgc
 	return init_func(b->cx);
 }
 
+static int pack_phys(struct hgc_tmpl_build *b, struct hgc_lower_ctx *cx,
+		     struct hgc_tir_stmt *block, const struct hgc_tmpl_bind *bind, int i,
+		     struct hgc_lower_view *const *in);
+
 /* Pack input i from its graph view into b->buf[i] in block. */
 static int pack_input(struct hgc_tmpl_build *b, struct hgc_lower_ctx *cx,
 		      struct hgc_tir_stmt *block, const struct hgc_tmpl_bind *bind, int i,
@@ -212,11 +216,58 @@ static int pack_input(struct hgc_tmpl_build *b, struct hgc_lower_ctx *cx,
 	sizes(l, rank, bind->dims[i], &phys, &logical);
 	if (phys > logical)
 		zero_fill(cx, block, b->buf[i], phys);
+	if (l->nphys <= HGC_MAX_DIMS && rank <= HGC_MAX_DIMS)
+		return pack_phys(b, cx, block, bind, i, in);
 	src = hgc_lower_view_custom(in[i]->tensor, in[i]->dtype, rank, bind->dims[i], graph_load,
 				    graph_store, &acc);
 	dst = hgc_lower_view_custom(b->buf[i], b->dtype[i], rank, bind->dims[i], buf_load,
 				    buf_store, (void *)l);
 	return hgc_lower_copy(cx, block, &src, &dst, d);
+}
+
+/* Whether layout l is operand i's canonical dims themselves (no blocks, no
+   padding): what a template declares by giving the operand no layout. */
+static bool plain_layout(const struct hgc_tmpl_build *b, const struct hgc_tmpl_bind *bind, int i)
+{
+	const struct hgc_tmpl_layout *l = &b->layout[i];
+	int j, rank = b->t->operand_rank[i];
+
+	if (l->nphys != rank)
+		return false;
+	for (j = 0; j < rank; j++)
+		if (l->phys[j].kind != HGC_TMPL_WHOLE || l->phys[j].dim != j ||
+		    l->phys[j].extent != bind->dims[i][j])
+			return false;
+	return true;
+}
+
+/*
+ * Whether the graph view v of operand i is the whole of its tensor, dense,
+ * row-major, in the canonical indices and element type: then the template
+ * reads (an input) or writes (the result) that tensor in place, with no
+ * packing copy and no write-back copy.
+ */
+static bool in_place(const struct hgc_tmpl_build *b, const struct hgc_tmpl_bind *bind, int i,
+		     const struct hgc_lower_view *v)
+{
+	const struct hgc_tmpl_map *mp = &bind->map[i];
+	const struct hgc_tir_tensor *t = v->tensor;
+	int j, rank = b->t->operand_rank[i];
+
+	if (!t || v->load || v->ndims != rank || t->ndims != rank || mp->n != rank ||
+	    v->dtype != b->dtype[i] || !plain_layout(b, bind, i))
+		return false;
+	for (j = 0; j < rank; j++) {
+		if (v->axis[j] != j || (v->start[j] && (v->start[j]->kind != HGC_TIR_E_INT ||
+							v->start[j]->u.i != 0)))
+			return false;
+		if (hgc_tir_tensor_dim(t, j) != bind->dims[i][j] || v->dims[j] != bind->dims[i][j])
+			return false;
+		if (mp->d[j].c != j || mp->d[j].div > 1 ||
+		    (mp->d[j].mod && mp->d[j].mod != bind->dims[i][j]))
+			return false;
+	}
+	return true;
 }
 
 /* A buffer for operand i in its layout: packed from the graph for an input,
@@ -236,6 +287,10 @@ static int operand_buffer(struct hgc_tmpl_build *b, const struct hgc_tmpl_bind *
 		if (dims[j] < 1)
 			return hgc_error(d, NULL, "template %s: dim %d of the layout of %s is %lld",
 					 b->t->name, j, b->t->operand_names[i], (long long)dims[j]);
+	}
+	if (i < b->t->ninputs && in_place(b, bind, i, in[i])) {
+		b->buf[i] = in[i]->tensor;
+		return 0;
 	}
 	if ((init = pack_once(b, bind, i, in))) {
 		b->buf[i] = hgc_tir_module_add_const(b->m, b->t->operand_names[i], ty, l->nphys, dims,
@@ -309,6 +364,50 @@ static struct hgc_tir_stmt *guard(struct hgc_tmpl_build *b, struct hgc_tir_stmt 
 	if (!cond || cond->kind == HGC_TIR_E_INT)
 		return block;
 	return hgc_tir_body(hgc_tir_if(b->m, block, cond, false));
+}
+
+/* Graph indices of the output (or the bias) from canonical lets c. */
+static void graph_indices(struct hgc_lower_ctx *cx, const struct hgc_tmpl_map *mp,
+			  struct hgc_tir_var *const *c, struct hgc_tir_expr **gi);
+
+/*
+ * Pack input i by walking its layout's physical dims (constant extents):
+ * each element's canonical indices are sums of products of the loop
+ * variables, with no division or modulo, and the innermost loop runs over
+ * consecutive elements of the buffer (and, for a row-major graph tensor,
+ * of the source), so the backend can vectorize the copy.  Elements in the
+ * padding are skipped: zero_fill wrote them.
+ */
+static int pack_phys(struct hgc_tmpl_build *b, struct hgc_lower_ctx *cx,
+		     struct hgc_tir_stmt *block, const struct hgc_tmpl_bind *bind, int i,
+		     struct hgc_lower_view *const *in)
+{
+	const struct hgc_tmpl_layout *l = &b->layout[i];
+	struct hgc_tir_var *p[HGC_TMPL_MAX_PHYS], *c[HGC_MAX_DIMS] = {NULL};
+	struct hgc_tir_expr *idx[HGC_TMPL_MAX_PHYS], *gi[HGC_MAX_DIMS];
+	int64_t lens[HGC_TMPL_MAX_PHYS];
+	int rank = b->t->operand_rank[i], j;
+	struct hgc_lower_ctx *saved = b->cx;
+	struct hgc_tir_stmt *body;
+	struct lw_nest nest;
+
+	for (j = 0; j < l->nphys; j++)
+		lens[j] = l->phys[j].extent;
+	lw_loops(cx, block, l->nphys, lens, l->nphys, lw_prod(l->nphys, lens), &nest);
+	body = nest.body;
+	b->cx = cx;
+	for (j = 0; j < l->nphys; j++)
+		p[j] = nest.var[j] ? nest.var[j] : lw_hold(cx, body, "p", lw_i(cx, 0));
+	for (j = 0; j < rank; j++)
+		c[j] = lw_hold(cx, body, "c", canonical(b, l, j, p));
+	body = guard(b, body, l, rank, bind->dims[i], c);
+	b->cx = saved;
+	graph_indices(cx, &bind->map[i], c, gi);
+	for (j = 0; j < l->nphys; j++)
+		idx[j] = lw_v(cx, p[j]);
+	hgc_tir_store(cx->m, body, b->buf[i], l->nphys, idx,
+		      hgc_lower_view_load(cx, in[i], gi));
+	return 0;
 }
 
 /* Graph indices of the output (or the bias) from canonical lets c. */
@@ -462,22 +561,29 @@ int hgc_tmpl_instantiate(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
 	struct hgc_tmpl_build b;
 	struct hgc_tmpl_slice all;
 	int i, rc = 0, r = bind->t->ninputs;
+	bool direct = false;
 
 	build_init(&b, cx, block, bind, chosen, d);
 	memset(inst, 0, sizeof(*inst));
-	for (i = 0; i <= r && !rc; i++)
+	for (i = 0; i < r && !rc; i++)
 		rc = operand_buffer(&b, bind, i, in, d);
+	if (!rc && (direct = in_place(&b, bind, r, out)))
+		b.buf[r] = out->tensor;
+	else if (!rc)
+		rc = operand_buffer(&b, bind, r, in, d);
 	if (!rc && (b.env.bad || b.nerr))
 		rc = hgc_error(d, NULL, "template %s: a layout divides by zero", b.t->name);
 	if (!rc)
 		rc = b.t->build(&b);
 	cx->in_parallel = b.outer_parallel;
 	inst->writeback = rc ? -1 : pick_anchor(&b);
-	if (!rc && inst->writeback >= 0) {
+	if (rc || (direct && bind->op->nin < 3)) {
+		/* the nest wrote the output itself: nothing to copy */
+	} else if (inst->writeback >= 0) {
 		struct hgc_tmpl_point *p = &b.points[inst->writeback];
 
 		writeback(&b, bind, p->block, &p->slice, p->in_parallel, in, out);
-	} else if (!rc) {
+	} else {
 		hgc_tmpl_slice(&b, &all, b.buf[r], r, b.buf[r]->ndims, (struct hgc_loc){NULL, 0, 0});
 		for (i = 0; i < all.n; i++)
 			hgc_tmpl_all(&b, &all, i);
