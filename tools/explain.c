@@ -2,7 +2,8 @@
  * explain.c: `hgc run --explain`: what was done for a spec and why: the
  * graph, the config, the backend and its plan, the timing split and the
  * speed of the compute-heavy ops; and `hgc explain FILE`: the parameter
- * search of each tunable op (heuristics/), its choice, cost and runners-up.
+ * search of each tunable op (heuristics/), its choice, cost and runners-up,
+ * and the buffer plan of the TIR passes.
  */
 #include "tools/tools.h"
 
@@ -315,6 +316,25 @@ static struct hgc_graph *explain_passes(const struct hgc_graph *g, const struct 
 	return work;
 }
 
+/* The buffer plan of the TIR passes (core/tir/passes): the spec lowered as the driver
+   does it, the plan's lines printed; -1 with d set. */
+static int explain_buffers(const struct hgc_spec *sp, struct hgc_driver_opts *o, int threads,
+			   struct hgc_diag *d)
+{
+	struct hgc_tir_module *m;
+	char *plan = NULL, *at;
+
+	o->threads = threads;
+	if (!(m = hgc_driver_lower(sp->graph, o, &plan, d)))
+		return -1;
+	hgc_tir_module_free(m);
+	at = plan ? strstr(plan, "buffer plan:") : NULL;
+	if (at)
+		hgc_tool_print_diag(stdout, "  ", at);
+	free(plan);
+	return 0;
+}
+
 /* Explain one spec under cfg (its own when NULL); 0, or -1 (printed). */
 static int explain_spec(const struct hgc_spec *sp, const struct hgc_config *cfg, int threads)
 {
@@ -339,6 +359,8 @@ static int explain_spec(const struct hgc_spec *sp, const struct hgc_config *cfg,
 	if (hgc_tmpl_check_rules(rules, dopts.nrules, &d) == 0 &&
 	    (work = explain_passes(sp->graph, &to, &d)))
 		rc = hgc_heur_explain_graph(stdout, work, &to, &d);
+	if (rc == 0)
+		rc = explain_buffers(sp, &dopts, to.threads, &d);
 	if (rc < 0)
 		hgc_tool_print_diag(stdout, "  ", hgc_diag_text(&d));
 	hgc_graph_free(work);

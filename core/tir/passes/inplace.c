@@ -4,9 +4,10 @@
  * live ([Y's start, X's end]):
  *
  *  - X and Y have the same element type and dims;
- *  - every access of Y there is a store Y[E] paired with a load X[E] of
- *    the same index, in the store's value or in a let of the same loop
- *    just before it (nothing touching X or Y in between);
+ *  - every store (or slice address) of Y there is a store Y[E] paired
+ *    with a load X[E] of the same index, in the store's value or in a let
+ *    of the same loop just before it (nothing touching X or Y in
+ *    between); loads of Y only see what Y wrote;
  *  - every other access of X there comes before the first pair, outside
  *    the loops around the pairs (the producers);
  *  - each pair's index takes distinct values over the loops around it
@@ -187,7 +188,7 @@ static bool producers_first(const struct reuse *ru, const int *w, int n, const b
 	return first >= 0;
 }
 
-/* Pair every load of x with its store of y; false if a y access stays unpaired or a
+/* Pair every load of x with its store of y; false if a store of y stays unpaired or a
    pair's index repeats. */
 static bool pair_all(const struct reuse *ru, const int *w, int n, int r, bool *paired,
 		     const struct rtemp *y)
@@ -205,7 +206,8 @@ static bool pair_all(const struct reuse *ru, const int *w, int n, int r, bool *p
 				paired[k] = true;
 	}
 	for (int i = 0; i < n; i++)
-		if (HGC_TP_ACC(&ru->sc, w[i])->t == y->t && !paired[i])
+		if (HGC_TP_ACC(&ru->sc, w[i])->t == y->t && !paired[i] &&
+		    HGC_TP_ACC(&ru->sc, w[i])->kind != HGC_TP_LOAD)
 			return false;
 	return true;
 }

@@ -1,7 +1,7 @@
 /*
- * pmerge.c: parallel-loop merge.  Two parallel fors of one block with the
- * same nonzero merge_group, the same number of indices and identical
- * ranges, with nothing but tensor definitions between them, become one
+ * pmerge.c: parallel-loop merge.  Two parallel fors with the same
+ * nonzero merge_group, the same number of indices and identical ranges,
+ * with nothing but tensor definitions between them, become one
  * parallel for whose body runs the first body then the second (the second
  * body's indices renamed to the first's): one fork and join instead of
  * two, and no barrier between them.  That is only right when no iteration
@@ -10,9 +10,12 @@
  * writes (store or slice address) and the other touches: each dim's index
  * must be a part fixed by the parallel indices (the same for every such
  * access) plus a bounded rest, and distinct iterations must touch disjoint
- * slices.  Otherwise the loops stay as they are.  The tensor definitions
- * between the loops move before the first.  docs/tir.md has the contract
- * lowering follows to set merge_group.
+ * slices.  Otherwise the loops stay as they are.  Each loop may also stand
+ * in a block of its own (as lowering emits fused ops): the first as its
+ * block's last statement, the second after nothing but tensor
+ * definitions.  Those definitions, and any between the two, move before
+ * the first loop.  docs/tir.md has the contract lowering follows to set
+ * merge_group.
  */
 #include "passes_int.h"
 
@@ -163,17 +166,41 @@ static struct hgc_tir_expr *rename_var(struct hgc_tir_mutator *mu, struct hgc_ti
 	return e;
 }
 
-/* Merge stmts[j] into stmts[i] of block blk, the tensor definitions between moved first. */
+/* The parallel for of a unit: the statement itself, or the last statement of a block
+   (for the second unit, a block of tensor definitions and the loop); else NULL. */
+static struct hgc_tir_stmt *unit_pfor(struct hgc_tir_stmt *s, bool second)
+{
+	int n;
+
+	if (s->kind == HGC_TIR_S_PFOR)
+		return s;
+	if (s->kind != HGC_TIR_S_BLOCK || !(n = s->u.block.n) ||
+	    s->u.block.stmts[n - 1]->kind != HGC_TIR_S_PFOR)
+		return NULL;
+	for (int k = 0; second && k < n - 1; k++)
+		if (s->u.block.stmts[k]->kind != HGC_TIR_S_TENSOR)
+			return NULL;
+	return s->u.block.stmts[n - 1];
+}
+
+/* Merge unit s[j] into unit s[i] of block blk: the tensor definitions between them, and
+   those of the second unit, go before the first loop, which takes both bodies. */
 static void merge(struct pair *p, struct hgc_tir_stmt *blk, int i, int j)
 {
-	struct hgc_tir_stmt **s = blk->u.block.stmts, *body;
+	struct hgc_tir_stmt **s = blk->u.block.stmts, *u1 = s[i], *u2 = s[j], *body;
+	struct hgc_tir_stmt *b1 = u1->kind == HGC_TIR_S_BLOCK ? u1 : blk;
 	struct hgc_tir_mutator mu = { .expr = rename_var, .m = p->m, .ctx = p };
+	int at;
 
 	for (int k = i + 1; k < j; k++)
 		s[k - 1] = s[k];
-	s[j - 1] = p->a;
+	s[j - 1] = u1;
 	memmove(&s[j], &s[j + 1], (size_t)(blk->u.block.n - j - 1) * sizeof(*s));
 	blk->u.block.n--;
+	for (at = 0; b1->u.block.stmts[at] != p->a; at++)
+		;
+	for (int k = 0; u2 != p->b && k < u2->u.block.n - 1; k++)
+		hgc_tir_insert(b1, at++, u2->u.block.stmts[k]);
 	body = hgc_tir_block(p->m, NULL);
 	hgc_tir_append(body, p->a->u.pfor.body);
 	hgc_tir_append(body, hgc_tir_mutate_stmt(p->b->u.pfor.body, &mu));
@@ -208,17 +235,19 @@ static bool find_pre(struct hgc_tir_visitor *v, struct hgc_tir_stmt *blk)
 	if (blk->kind != HGC_TIR_S_BLOCK)
 		return true;
 	for (int i = 0; i < blk->u.block.n; i++) {
-		if (s[i]->kind != HGC_TIR_S_PFOR || !s[i]->u.pfor.merge_group)
+		struct hgc_tir_stmt *a = unit_pfor(s[i], false), *b;
+
+		if (!a || !a->u.pfor.merge_group)
 			continue;
 		for (j = i + 1; j < blk->u.block.n && s[j]->kind == HGC_TIR_S_TENSOR; j++)
 			;
-		if (j == blk->u.block.n || s[j]->kind != HGC_TIR_S_PFOR ||
-		    s[j]->u.pfor.merge_group != s[i]->u.pfor.merge_group || !same_ranges(s[i], s[j]))
+		if (j == blk->u.block.n || !(b = unit_pfor(s[j], true)) ||
+		    b->u.pfor.merge_group != a->u.pfor.merge_group || !same_ranges(a, b))
 			continue;
-		p->a = s[i];
-		p->b = s[j];
-		p->l1 = loop_index(&p->sc, s[i]);
-		p->l2 = loop_index(&p->sc, s[j]);
+		p->a = a;
+		p->b = b;
+		p->l1 = loop_index(&p->sc, a);
+		p->l2 = loop_index(&p->sc, b);
 		if (legal(p)) {
 			merge(p, blk, i, j);
 			fd->merged = true;

@@ -1,0 +1,90 @@
+#!/bin/sh
+# 054-tir-specs: the TIR passes on every spec.  Every spec under spec/
+# matches the interpreter (`hgc check`, JIT) with every TIR pass off, with
+# each one off in turn, and with all on (t/112 runs all on with the C
+# backend too); `--dump=tir` prints the buffer plan and the TIR after the
+# passes; on the MLP and MHA specs peak scratch with reuse is at most half
+# of the plan without; `hgc run --explain` and `hgc explain` show the plan;
+# an unknown pass name is an error with its location.
+cd "$(dirname "$0")/.." || exit 1
+HGC=${HGC:-$PWD/build/hgc}
+T=$(mktemp -d "${TMPDIR:-/tmp}/hgc-tir-specs.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+export HGC_CACHE=off
+n=0
+
+# ok COND DESC: one TAP line; COND is a shell status (0 passes).
+ok() {
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		echo "#   rc=$rc; stdout:"; grep -v '^ok' "$T/out" | sed 's/^/#     /' | head -20
+		echo "#   stderr:"; sed 's/^/#     /' "$T/err" | head -20
+	fi
+}
+
+# hgc ARGS...: run the command, keeping stdout, stderr and the status.
+hgc() {
+	"$HGC" "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+}
+
+cat >"$T/cfg.hgc" <<'EOF'
+config all_on { }
+config all_off { pass parallel_merge = off; pass tensor_shrink = off;
+                 pass buffer_reuse = off; pass index_flatten = off; }
+config no_parallel_merge { pass parallel_merge = off; }
+config no_tensor_shrink { pass tensor_shrink = off; }
+config no_buffer_reuse { pass buffer_reuse = off; }
+config no_index_flatten { pass index_flatten = off; }
+EOF
+cat >"$T/bad.hgc" <<'EOF'
+config bad { pass tensor_shrinkk = off; }
+EOF
+
+# --- every spec, every switch -----------------------------------------------
+for c in all_on all_off no_parallel_merge no_tensor_shrink no_buffer_reuse no_index_flatten; do
+	hgc check --config=$c "$T/cfg.hgc" spec
+	total=$(grep -c '^ok ' "$T/out")
+	bad=$(grep -c '^not ok ' "$T/out")
+	[ "$rc" -eq 0 ] && [ "$bad" -eq 0 ] && [ "$total" -gt 100 ]
+	ok $? "config $c: $total specs match the interpreter, $bad do not"
+done
+
+# --- the dump and the plan --------------------------------------------------
+hgc compile --dump=tir spec/demo/mlp.hgc
+grep -q '^# buffer plan: peak scratch .* with reuse, .* without' "$T/out"
+ok $? "--dump=tir prints the buffer plan"
+grep -q '^    tensor scratch: f32\[' "$T/out"
+ok $? "--dump=tir prints the TIR after the passes (a shared scratch buffer)"
+hgc compile --dump=tir --config=all_off "$T/cfg.hgc" spec/demo/mlp.hgc
+grep -q '^# buffer plan: off' "$T/out" && grep -q '^    tensor r0: f32\[128, 512\];' "$T/out"
+ok $? "--dump=tir with the passes off: the TIR as lowered"
+
+# Peak scratch with reuse at most half of without, on every MLP and MHA spec.
+for f in spec/models/mlp.hgc spec/models/mha.hgc; do
+	hgc compile --dump=tir "$f"
+	sed -n 's/^# spec \([^ ]*\) .*/\1/p; s/^# buffer plan: peak scratch .*(\([0-9]*\) against \([0-9]*\) bytes.*/\1 \2/p' "$T/out" |
+		paste - - >"$T/plans"
+	[ -s "$T/plans" ]
+	ok $? "$f: a buffer plan per spec"
+	while read -r spec with without; do
+		[ $((2 * with)) -le "$without" ]
+		ok $? "$spec: peak scratch $with bytes with reuse, $without without"
+	done <"$T/plans"
+done
+
+hgc run --explain spec/demo/mlp.hgc
+grep -q 'buffer plan: peak scratch' "$T/out"
+ok $? "hgc run --explain shows the buffer plan"
+hgc explain spec/demo/mlp.hgc
+grep -q 'buffer plan: peak scratch' "$T/out"
+ok $? "hgc explain shows the buffer plan"
+
+hgc check --config=bad "$T/bad.hgc" spec/demo/mlp.hgc
+grep -q "bad.hgc:1:.*unknown pass 'tensor_shrinkk'" "$T/out" "$T/err"
+ok $? "an unknown pass name is an error at the config"
+
+echo "1..$n"
