@@ -1,8 +1,8 @@
 #!/bin/sh
 # 054-tir-specs: the TIR passes on every spec.  Every spec under spec/
-# matches the interpreter (`hgc check`, JIT) with every TIR pass off, with
-# each one off in turn, and with all on (t/112 runs all on with the C
-# backend too); `--dump=tir` prints the buffer plan and the TIR after the
+# matches the interpreter (`hgc check`, JIT) with every TIR pass off, and
+# the model specs with each one off in turn (every spec with
+# HGC_TEST_LONG=1; t/112 runs every spec with all on, on both backends); `--dump=tir` prints the buffer plan and the TIR after the
 # passes; on the MLP and MHA specs peak scratch with reuse is at most half
 # of the plan without; `hgc run --explain` and `hgc explain` show the plan;
 # an unknown pass name is an error with its location.
@@ -44,13 +44,22 @@ cat >"$T/bad.hgc" <<'EOF'
 config bad { pass tensor_shrinkk = off; }
 EOF
 
-# --- every spec, every switch -----------------------------------------------
-for c in all_on all_off no_parallel_merge no_tensor_shrink no_buffer_reuse no_index_flatten; do
-	hgc check --config=$c "$T/cfg.hgc" spec
+# --- the specs under the switches ---------------------------------------------
+# Every spec with every TIR pass off (t/112 runs every spec with all on, on
+# both backends); the model specs, where the passes do the most, with each
+# pass off in turn (all of spec/ too when HGC_TEST_LONG=1: a few minutes).
+run_specs() {
+	hgc check --config=$1 "$T/cfg.hgc" $2
 	total=$(grep -c '^ok ' "$T/out")
 	bad=$(grep -c '^not ok ' "$T/out")
-	[ "$rc" -eq 0 ] && [ "$bad" -eq 0 ] && [ "$total" -gt 100 ]
-	ok $? "config $c: $total specs match the interpreter, $bad do not"
+	[ "$rc" -eq 0 ] && [ "$bad" -eq 0 ] && [ "$total" -gt "$3" ]
+	ok $? "config $1 on $2: $total specs match the interpreter, $bad do not"
+}
+run_specs all_off spec 100
+dirs="spec/models spec/demo"
+[ -n "$HGC_TEST_LONG" ] && dirs=spec
+for c in no_parallel_merge no_tensor_shrink no_buffer_reuse no_index_flatten; do
+	run_specs $c "$dirs" 10
 done
 
 # --- the dump and the plan --------------------------------------------------
