@@ -3,8 +3,8 @@
  *
  *     graph -> graph passes (on a copy) -> lowering (MatMul and
  *     Convolution through the templates) -> TIR verification -> TIR passes
- *     (core/tir/passes: parallel merge, tensor shrink, index flattening,
- *     buffer reuse; the module verified after them) -> backend (C or LLVM
+ *     (core/tir/passes: parallel merge, buffer reuse, tensor shrink, index
+ *     flattening; the module verified after them) -> backend (C or LLVM
  *     JIT)
  *
  * hgc_driver_compile wraps it in the cache (cache.c): a key, the process

@@ -13,8 +13,10 @@
  * a buffer are replaced by one one-dimensional tensor, of the largest
  * member's size, defined at the top of the entry function; the members'
  * accesses are linearized (flatten.c) and point at it.  Temporaries of
- * different element types never share.  This runs before index_flatten,
- * as the in-place analysis needs each member's dims.
+ * different element types never share.  This runs before tensor_shrink
+ * (a temporary moved into a parallel loop would no longer share, and an
+ * elementwise chain in place costs less than per-thread copies) and
+ * before index_flatten (the in-place analysis needs each member's dims).
  */
 #include "passes_int.h"
 

@@ -3,7 +3,7 @@
  * backends, one file each, and the pipeline (pipeline.c) that runs them in
  * order:
  *
- *     parallel_merge -> tensor_shrink -> buffer_reuse -> index_flatten
+ *     parallel_merge -> buffer_reuse -> tensor_shrink -> index_flatten
  *
  * Each pass can be switched off by name (a config's `pass NAME = off;`),
  * and the module is verified after each (always after the last).  The
@@ -24,10 +24,10 @@
 #define HGC_TIR_PASS_LIST(X)                                                              \
 	X(PARALLEL_MERGE, "parallel_merge", hgc_tir_pass_parallel_merge,                  \
 	  "adjacent parallel loops of one merge group with disjoint iterations into one") \
-	X(TENSOR_SHRINK, "tensor_shrink", hgc_tir_pass_tensor_shrink,                     \
-	  "a temporary used inside one loop on that loop's slice shrinks to the slice")    \
 	X(BUFFER_REUSE, "buffer_reuse", hgc_tir_pass_buffer_reuse,                        \
 	  "temporaries of the entry function share scratch buffers by lifetime")          \
+	X(TENSOR_SHRINK, "tensor_shrink", hgc_tir_pass_tensor_shrink,                     \
+	  "a temporary used inside one loop on that loop's slice shrinks to the slice")    \
 	X(INDEX_FLATTEN, "index_flatten", hgc_tir_pass_index_flatten,                     \
 	  "local and constant tensors become one-dimensional, indexed linearly")
 
