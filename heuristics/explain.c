@@ -3,9 +3,12 @@
  * the lowering hook (core/lower/tmpl_lower.c) decides it: the template a
  * `use` rule names, or else the first registered one that binds and has
  * valid candidates; pins from `pin` rules; the search's choice and the
- * runners-up with their estimated costs.
+ * runners-up with their estimated costs.  Then the fusion plan: each fused
+ * op's members, and from lowering the graph the anchor each fused op's
+ * members went to with every candidate's cost, and the regions' blocks.
  */
 #include "heuristics.h"
+#include "../core/lower/fused.h"
 
 #include <errno.h>
 #include <omp.h>
@@ -96,6 +99,46 @@ static int explain_op(FILE *f, const struct hgc_op *op, const struct hgc_tmpl_op
 	return 0;
 }
 
+/* The template log of lowering g with fusion plan fu, a line each, indented. */
+static int print_lowering(FILE *f, const struct hgc_graph *g, const struct hgc_tmpl_opts *o,
+			  const struct hgc_fusion *fu, struct hgc_diag *d)
+{
+	struct hgc_lower_opts lo;
+	struct hgc_tmpl_opts to = *o;
+	struct hgc_tir_module *m;
+	size_t i;
+
+	memset(&lo, 0, sizeof(lo));
+	hgc_vec_init(&to.log, sizeof(char *));
+	m = hgc_fused_lower_graph(g, &lo, &to, fu, d);
+	for (i = 0; i < to.log.len; i++)
+		fprintf(f, "  %s\n", HGC_VEC_AT(&to.log, char *, i));
+	hgc_tir_module_free(m);
+	hgc_tmpl_opts_release(&to);
+	return m ? 0 : -1;
+}
+
+/* The fusion plan of g and where the lowering put each fused op's members. */
+static int explain_fusion(FILE *f, const struct hgc_graph *g, const struct hgc_tmpl_opts *o,
+			  struct hgc_diag *d)
+{
+	struct hgc_fusion fu;
+	int rc;
+
+	if (hgc_fused_pass_off(o->rules, o->nrules, "fuse")) {
+		fputs("fusion: off (pass fuse = off)\n", f);
+		return 0;
+	}
+	hgc_fusion_plan(g, &fu);
+	fprintf(f, "fusion: %d fused op%s\n", fu.n, fu.n == 1 ? "" : "s");
+	hgc_fusion_print(f, &fu);
+	if (fu.n)
+		fputs("anchors (candidates with their cost; the members at the chosen one):\n", f);
+	rc = fu.n ? print_lowering(f, g, o, &fu, d) : 0;
+	hgc_fusion_release(&fu);
+	return rc;
+}
+
 /* Every tunable op of g, in graph order. */
 int hgc_heur_explain_graph(FILE *f, const struct hgc_graph *g, const struct hgc_tmpl_opts *o,
 			   struct hgc_diag *d)
@@ -114,5 +157,5 @@ int hgc_heur_explain_graph(FILE *f, const struct hgc_graph *g, const struct hgc_
 	}
 	if (!n)
 		fputs("no tunable ops\n", f);
-	return 0;
+	return explain_fusion(f, g, o, d);
 }

@@ -11,7 +11,9 @@
 #include "t/driver_check.h"
 
 #include "core/graph/fused.h"
+#include "core/graph/passes/passes.h"
 #include "core/lower/fused.h"
+#include "heuristics/heuristics.h"
 
 /* Graphs: MLP layers with bias and activations, a tail shape, a batch, and
    an Add whose other operand is computed after the MatMul (not fusible). */
@@ -84,7 +86,13 @@ static const char src[] =
 	"spec region_chain { input x : f32[300, 40] = uniform(lo = -1, hi = 1, seed = 37);\n"
 	"  input b : f32[40] = uniform(lo = -1, hi = 1, seed = 38);\n"
 	"  a = Add(x, b); e = Tanh(a); m = Multiply(e, x); y = Abs(m); z = Exp(b);\n"
-	"  output y; output z; output e; }\n";
+	"  output y; output z; output e; }\n"
+	/* attention with the scores by V: the two MatMuls' parallel loops match */
+	"spec attpv { input q : f32[2, 3, 64, 32] = uniform(lo = -1, hi = 1, seed = 39);\n"
+	"  input k : f32[2, 3, 64, 32] = uniform(lo = -1, hi = 1, seed = 40);\n"
+	"  input v : f32[2, 3, 64, 32] = uniform(lo = -1, hi = 1, seed = 41);\n"
+	"  s = MatMul(q, k, transpose_b = true); p = SoftMax(s, axis = -1); y = MatMul(p, v);\n"
+	"  output y; expect { rtol = 1e-4; atol = 1e-5; } }\n";
 
 static const struct hgc_tmpl_rule fuse_off[] = { { "pass", "fuse", "off", { NULL, 0, 0 } } };
 
@@ -183,6 +191,8 @@ static void test_plans(const struct hgc_program *p)
 		NULL,	/* twosites: checked below */
 		NULL,	/* region_ln: checked below */
 		"fused op 0: region: Add a, Tanh e, Multiply m, Abs y\n",
+		"fused op 0: MatMul s + ReduceMax %6, Subtract %7, Exp %8, ReduceSum %9, Divide p "
+		"(rows over axes [3])\n",
 	};
 	for (size_t i = 0; i < p->specs.len; i++) {
 		char *t = plan_of(HGC_PROGRAM_SPEC(p, i));
@@ -212,7 +222,7 @@ static void test_log(const struct hgc_program *p)
 {
 	char *t = log_of(HGC_PROGRAM_SPEC(p, 0));
 
-	ok(t && strstr(t, "MatMul h: template matmul_plain, fused (") && strstr(t, "candidates:") &&
+	ok(t && strstr(t, "MatMul h: template matmul_") && strstr(t, ", fused (") && strstr(t, "candidates:") &&
 	   strstr(t, "cost=") && strstr(t, ": Add ReLU"), "relu: anchor and costs logged");
 	if (t)
 		diag("%s", t);
@@ -271,6 +281,49 @@ static void test_regions(const struct hgc_program *p)
 	free(t);
 }
 
+/* Coarse-grained marks: consecutive fused ops with matching parallel loops. */
+static void test_merges(const struct hgc_program *p)
+{
+	char *t = log_of(HGC_PROGRAM_SPEC(p, 12));
+
+	ok(t && strstr(t, "coarse-grained: s and y: parallel loops over the same ranges, merge group 1"),
+	   "attpv: the two MatMuls per batch and head are marked for a merge");
+	free(t);
+	t = log_of(HGC_PROGRAM_SPEC(p, 4));
+	ok(t && !strstr(t, "coarse-grained"), "late: an op between the MatMuls: no merge mark");
+	free(t);
+}
+
+/* hgc_heur_explain_graph: the plan, the anchors with their costs, the merges. */
+static void test_explain(const struct hgc_program *p)
+{
+	const struct hgc_spec *sp = HGC_PROGRAM_SPEC(p, 12);
+	struct hgc_pass_switches sw;
+	struct hgc_tmpl_opts o;
+	struct hgc_graph *g = hgc_graph_clone(sp->graph);
+	struct hgc_diag d;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	hgc_diag_init(&d);
+	hgc_pass_switches_init(&sw);
+	hgc_tmpl_opts_init(&o);
+	o.threads = 2;
+	ok(hgc_graph_passes_run(g, &sw, &d) == 0 && hgc_heur_explain_graph(out, g, &o, &d) == 0,
+	   "explain attpv");
+	fclose(out);
+	ok(strstr(text, "fusion: 1 fused op\nfused op 0: MatMul s + ReduceMax ") &&
+	   strstr(text, "anchors (candidates with their cost") && strstr(text, "post_row(ws=") &&
+	   strstr(text, "cost=") && strstr(text, "  coarse-grained: s and y:"),
+	   "explain: members, candidates with costs, merges");
+	diag("%s", text);
+	free(text);
+	hgc_tmpl_opts_release(&o);
+	hgc_graph_free(g);
+	hgc_diag_release(&d);
+}
+
 int main(void)
 {
 	struct hgc_program p;
@@ -284,6 +337,8 @@ int main(void)
 	test_log(&p);
 	test_rows(&p);
 	test_regions(&p);
+	test_merges(&p);
+	test_explain(&p);
 	for (size_t i = 0; i < p.specs.len; i++) {
 		run(HGC_PROGRAM_SPEC(&p, i), HGC_DRIVER_JIT, false);
 		run(HGC_PROGRAM_SPEC(&p, i), HGC_DRIVER_JIT, true);

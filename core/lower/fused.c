@@ -6,8 +6,11 @@
  * encloses the write-back and whose slice is a box of the result lying
  * inside it (its working set times its calls is the result's size) is a
  * candidate; the members go to the cheapest (see anchor_cost), each as
- * hgc_lower_op over slices of its operands, in graph order.  Without a
- * template or a candidate they follow the op over whole tensors.
+ * hgc_lower_op over slices of its operands, in graph order.  With a row
+ * reduction among the members the anchor's box must also span the reduced
+ * axes, and NPN = 1 is asked of the template first.  Without a template or
+ * a candidate they follow the op over whole tensors.  A region (fusible
+ * ops alone) is one loop over blocks of rows, every member on the block.
  */
 #include "fused.h"
 #include "lower_int.h"
@@ -25,6 +28,10 @@ struct fstate {
 	const struct hgc_fusion *f;
 	struct hgc_tmpl_opts *o;
 	struct hgc_lower_opts plain;	/* the options hgc_tmpl_lower_tunable expects */
+	struct hgc_tir_stmt *last;	/* the previous fused op's parallel loop, while
+					   no other op came after it */
+	const char *last_name;		/* its fused op, for the log */
+	int groups;			/* merge groups given so far */
 };
 
 /* A box of the result: start and extent per canonical dim. */
@@ -408,6 +415,83 @@ static int pick(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
 	return best;
 }
 
+/* Whether a loop step is 1 (NULL: 1). */
+static bool unit_step(const struct hgc_tir_expr *e)
+{
+	int64_t v;
+
+	return !e || (hgc_tir_const_int(e, &v) && v == 1);
+}
+
+/* Whether parallel loops a and b have the same constant ranges. */
+static bool same_ranges(const struct hgc_tir_stmt *a, const struct hgc_tir_stmt *b)
+{
+	int64_t x[4];
+	int i;
+
+	if (a->u.pfor.n != b->u.pfor.n)
+		return false;
+	for (i = 0; i < a->u.pfor.n; i++) {
+		if (!hgc_tir_const_int(a->u.pfor.begin[i], &x[0]) ||
+		    !hgc_tir_const_int(a->u.pfor.end[i], &x[1]) ||
+		    !hgc_tir_const_int(b->u.pfor.begin[i], &x[2]) ||
+		    !hgc_tir_const_int(b->u.pfor.end[i], &x[3]) || x[0] != x[2] || x[1] != x[3])
+			return false;
+		if (!unit_step(a->u.pfor.step ? a->u.pfor.step[i] : NULL) ||
+		    !unit_step(b->u.pfor.step ? b->u.pfor.step[i] : NULL))
+			return false;
+	}
+	return true;
+}
+
+/* The last parallel loop among the statements of block from index from
+   on, looking into nested blocks (not into loops). */
+static struct hgc_tir_stmt *new_pfor(struct hgc_tir_stmt *block, int from)
+{
+	struct hgc_tir_stmt *pf = NULL, *s, *in;
+	int i;
+
+	for (i = from; i < block->u.block.n; i++) {
+		s = block->u.block.stmts[i];
+		if (s->kind == HGC_TIR_S_PFOR)
+			pf = s;
+		else if (s->kind == HGC_TIR_S_BLOCK && (in = new_pfor(s, 0)))
+			pf = in;
+	}
+	return pf;
+}
+
+/* Coarse-grained fusion marks: when the fused op just lowered (its parallel
+   loop pf, NULL if none) follows another one directly and their parallel
+   loops have the same ranges, both get the same merge group (the TIR
+   parallel-loop merge may join them), and the log says so. */
+static void mark_merge(struct fstate *st, struct hgc_tir_stmt *pf, const char *name)
+{
+	char line[256];
+
+	if (pf && st->last && same_ranges(st->last, pf)) {
+		if (!st->last->u.pfor.merge_group)
+			st->last->u.pfor.merge_group = ++st->groups;
+		pf->u.pfor.merge_group = st->last->u.pfor.merge_group;
+		snprintf(line, sizeof(line), "coarse-grained: %s and %s: parallel loops over the "
+			 "same ranges, merge group %d", st->last_name, name,
+			 pf->u.pfor.merge_group);
+		log_line(st->o, line);
+	}
+	st->last = pf;
+	st->last_name = name;
+}
+
+/* The name of fused op fo for the log: its anchor's result, or its first member's. */
+static const char *fused_name(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo)
+{
+	const struct hgc_tensor *t = (fo->anchor ? fo->anchor : fo->member[0])->out[0];
+
+	if (t->name && *t->name)
+		return t->name;
+	return hgc_arena_printf(&cx->m->arena, "%%%d", t->id);
+}
+
 /* Lower fused op fo: the template's nest with the members at an anchor. */
 static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct hgc_fused_op *fo,
 		       struct hgc_tir_stmt *block, struct hgc_lower_view *const *in,
@@ -416,7 +500,7 @@ static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 	struct hgc_tmpl_bind bind;
 	struct hgc_tmpl_env env;
 	struct hgc_tmpl_inst inst;
-	int i, rc = 0, at = -1;
+	int i, rc = 0, at = -1, from;
 	char *text = NULL;
 	size_t len = 0;
 	FILE *log;
@@ -433,8 +517,10 @@ static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 		if (hgc_lower_op(cx, fo->anchor, block, in, out, d))
 			return -1;
 		log_line(st->o, "fused op: no template; the post-ops follow the naive loops");
+		st->last = NULL;
 		return lower_members(cx, fo, block, NULL, d) ? -1 : 1;
 	}
+	from = block->u.block.n;
 	if (hgc_tmpl_instantiate(cx, block, &bind, &env, in, out, &inst, d) < 0)
 		return -1;
 	if (!(log = open_memstream(&text, &len)))
@@ -459,6 +545,7 @@ static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 		rc = lower_members(cx, fo, block, NULL, d);
 	}
 	hgc_tmpl_inst_release(&inst);
+	mark_merge(st, new_pfor(block, from), fused_name(cx, fo));
 	return rc ? -1 : 1;
 }
 
@@ -512,7 +599,7 @@ static int lower_region(struct hgc_lower_ctx *cx, struct fstate *st, const struc
 			struct hgc_diag *d)
 {
 	const struct hgc_tensor *dom = fo->domain;
-	int k = dom->ndims - 1, i, rc;
+	int k = dom->ndims - 1, i, rc, from;
 	int64_t rowlen = 1, rb, nblk = 1;
 	struct hgc_tir_var *v;
 	struct hgc_tir_stmt *body;
@@ -525,8 +612,10 @@ static int lower_region(struct hgc_lower_ctx *cx, struct fstate *st, const struc
 	for (i = 0; fo->reduces && i < dom->ndims; i++)
 		if (fo->reduced[i] && i < k)
 			k = i;
-	if (k == 0)
+	if (k == 0) {
+		st->last = NULL;
 		return lower_members(cx, fo, cx->f->body, NULL, d) ? -1 : 1;
+	}
 	for (i = k; i < dom->ndims; i++)
 		rowlen *= dom->dims[i];
 	rb = region_rows(dom->dims[k - 1], rowlen, 1 + fo->nmembers);
@@ -534,6 +623,7 @@ static int lower_region(struct hgc_lower_ctx *cx, struct fstate *st, const struc
 		nblk *= dom->dims[i];
 	nblk /= rb;
 	v = hgc_tir_var_new(cx->m, "blk", hgc_tir_ty(HGC_TIR_INDEX));
+	from = cx->f->body->u.block.n;
 	body = block_loop(cx, cx->f->body, v, nblk);
 	region_box(cx->m, dom, k, rb, v, &bx);
 	cx->in_parallel = true;
@@ -543,6 +633,7 @@ static int lower_region(struct hgc_lower_ctx *cx, struct fstate *st, const struc
 		 fo->nmembers, hgc_op_table[fo->member[0]->kind].name, (long long)nblk,
 		 (long long)rb, (long long)rowlen);
 	log_line(st->o, line);
+	mark_merge(st, new_pfor(cx->f->body, from), fused_name(cx, fo));
 	return rc ? -1 : 1;
 }
 
@@ -552,7 +643,12 @@ static int first(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct hgc_d
 	struct fstate *st = cx->opts->user;
 	const struct hgc_fused_op *fo = st->f ? hgc_fusion_region_of(st->f, op) : NULL;
 
-	return fo ? lower_region(cx, st, fo, d) : 0;
+	if (fo)
+		return lower_region(cx, st, fo, d);
+	if (hgc_op_table[op->kind].category != HGC_CAT_TUNABLE &&
+	    (!st->f || !hgc_fusion_is_member(st->f, op)))
+		st->last = NULL;	/* another op runs between: no merge across it */
+	return 0;
 }
 
 /* hgc_lower_opts.lower_tunable: fused ops here, other ops to the templates. */
@@ -562,13 +658,16 @@ static int hook(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct hgc_ti
 	struct fstate *st = cx->opts->user;
 	const struct hgc_lower_opts *saved = cx->opts;
 	const struct hgc_fused_op *fo = st->f ? hgc_fusion_of(st->f, op) : NULL;
-	int rc;
+	int rc, from = block->u.block.n;
 
 	if (fo)
 		return lower_fused(cx, st, fo, block, in, out, d);
 	cx->opts = &st->plain;
 	rc = hgc_tmpl_lower_tunable(cx, op, block, in, out, d);
 	cx->opts = saved;
+	if (st->f)	/* a tunable op alone is a fused op without members */
+		mark_merge(st, rc > 0 ? new_pfor(block, from) : NULL, op->out[0]->name ?
+			   op->out[0]->name : hgc_arena_printf(&cx->m->arena, "%%%d", op->out[0]->id));
 	return rc;
 }
 
