@@ -85,7 +85,7 @@ VINLINE vreg vmadd16(vreg acc, vreg a, vreg b)
 	return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));
 }
 
-/* Every row count below the full tile, so that rows split evenly (tile_rows). */
+/* Every row count below the full tile, so that rows split evenly (row_split). */
 #define TILE_EDGES(m) E##m
 /* The k loops unrolled by 4 (brgemm_tile.inc, tile_steps). */
 #define TILE_KUNROLL 1
