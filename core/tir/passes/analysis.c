@@ -57,6 +57,7 @@ void hgc_tp_vars_init(struct hgc_tp_vars *v, struct hgc_tir_module *m, struct hg
 	hgc_tir_walk_stmt(f->body, &vis);
 }
 
+/* Free the tables. */
 void hgc_tp_vars_release(struct hgc_tp_vars *v)
 {
 	free(v->let);
@@ -91,6 +92,7 @@ static bool aff_add(struct hgc_tp_aff *a, const struct hgc_tp_aff *b, int64_t c)
 	return true;
 }
 
+/* The affine form of e (defined below). */
 static struct hgc_tp_aff aff(const struct hgc_tp_vars *v, const struct hgc_tir_expr *e,
 			     int depth);
 
@@ -330,6 +332,7 @@ void hgc_tp_scan(struct hgc_tp_scan *sc, struct hgc_tir_module *m, struct hgc_ti
 	hgc_vec_release(&w.blocks);
 }
 
+/* Free the scan's arrays. */
 void hgc_tp_scan_release(struct hgc_tp_scan *sc)
 {
 	hgc_vec_release(&sc->loops);

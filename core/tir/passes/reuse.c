@@ -163,6 +163,7 @@ static bool retarget_pre(struct hgc_tir_visitor *v, struct hgc_tir_stmt *s)
 	return true;
 }
 
+/* Visitor: the same for loads and slice addresses. */
 static void retarget_expr(struct hgc_tir_visitor *v, struct hgc_tir_expr *e)
 {
 	struct reuse *ru = v->ctx;
