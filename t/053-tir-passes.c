@@ -63,6 +63,31 @@ static struct hgc_tir_module *chain(int g1, int g2, int g3, bool flip, int64_t e
 	return m;
 }
 
+/* The chain as lowering emits fused ops: each loop in a block of its own, after the
+   block's own definitions ({ tensor W; loop } { tensor V; loop } { loop }). */
+static struct hgc_tir_module *chain_blocks(void)
+{
+	struct hgc_tir_module *m = hgc_tir_module_new("blocks");
+	struct hgc_tir_tensor *x, *y, *t, *u;
+	struct hgc_tir_func *f = entry(m, &x, &y);
+	struct hgc_tir_stmt *b;
+
+	t = hgc_tir_tensor_newc(m, "T", TY(F32), HGC_TIR_LOCAL, 2, (int64_t[]){ N, M });
+	u = hgc_tir_tensor_newc(m, "U", TY(F32), HGC_TIR_LOCAL, 2, (int64_t[]){ N, M });
+	hgc_tir_def_tensor(m, f->body, t);
+	hgc_tir_def_tensor(m, f->body, u);
+	b = hgc_tir_block(m, f->body);
+	hgc_tir_def_tensor(m, b, hgc_tir_tensor_newc(m, "W", TY(F32), HGC_TIR_LOCAL, 1,
+						     (int64_t[]){ 4 }));
+	pfor_map(m, b, 3, N, t, x, false, HGC_TIR_MUL, 2);
+	b = hgc_tir_block(m, f->body);
+	hgc_tir_def_tensor(m, b, hgc_tir_tensor_newc(m, "V", TY(F32), HGC_TIR_LOCAL, 1,
+						     (int64_t[]){ 4 }));
+	pfor_map(m, b, 3, N, u, t, false, HGC_TIR_ADD, 1);
+	pfor_map(m, hgc_tir_block(m, f->body), 3, N, y, u, false, HGC_TIR_MAX, 0);
+	return m;
+}
+
 /* Run the passes with every switch on but those in off (comma list), one thread. */
 static int passes(struct hgc_tir_module *m, const char *off, struct hgc_tir_plan *plan)
 {
@@ -144,6 +169,15 @@ static void test_merge(void)
 	   "the tensor definition between the loops moves before the merged loop");
 	free(s);
 	same_results(chain(1, 1, 1, false, N), m, 2, xy, "merged chain");
+
+	m = chain_blocks();
+	passes(m, "tensor_shrink,buffer_reuse,index_flatten", NULL);
+	s = hgc_tir_module_str(m);
+	is_int(count(s, "parallel for"), 1, "loops in blocks of their own (as lowering emits) merge");
+	ok(strstr(s, "tensor W: f32[4];\n      tensor V: f32[4];\n      parallel for") != NULL,
+	   "the second block's definitions move before the merged loop");
+	free(s);
+	same_results(chain_blocks(), m, 2, xy, "merged blocks");
 
 	m = chain(1, 1, 1, true, N);
 	passes(m, NULL, NULL);
