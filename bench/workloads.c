@@ -50,7 +50,7 @@ static const struct {
 	{"mlp_dlrm_top_b32", "bench/specs/mlp_large.hgc", NULL},
 	{"mlp_dlrm_top_b128", "bench/specs/mlp_large.hgc", NULL},
 	{"mlp_dlrm_top_b512", "bench/specs/mlp_large.hgc", NULL},
-	{"mlp_bert_ffn_s128", "bench/specs/mlp_large.hgc", NULL},
+	{"mlp_bert_ffn_s128", "spec/models/mlp.hgc", NULL},
 	{"mlp_bert_ffn_s512", "bench/specs/mlp_large.hgc", NULL},
 	{"mha_bert_base_b1_s128", "spec/models/mha.hgc", NULL},
 	{"mha_bert_base_b32_s128", "bench/specs/mha_large.hgc", NULL},
