@@ -56,8 +56,12 @@ void hgc_brgemm_bf16_strd(const uint16_t *A, const uint16_t *B, float *C, int64_
 typedef void hgc_rt_body_fn(void *ctx, int64_t i);
 /* body(ctx, i) for i in [0, n) on the caller's OpenMP team, schedule(static). */
 void hgc_rt_parallel_for(hgc_rt_body_fn *body, void *ctx, int64_t n);
-/* 64-byte aligned scratch memory (size rounded up to 64 bytes), and its release. */
+/* scratch.c: 64-byte aligned scratch memory (size rounded up to 64 bytes), and its
+   release; large freed blocks are pooled for the next run (hgc_rt_scratch_trim
+   empties the pool; hgc_rt_scratch_pooled says what it holds). */
 void *hgc_rt_scratch_alloc(int64_t bytes);
 void hgc_rt_scratch_free(void *p);
+void hgc_rt_scratch_trim(void);
+void hgc_rt_scratch_pooled(int *blocks, int64_t *bytes);
 
 #endif
