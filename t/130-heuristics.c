@@ -253,7 +253,9 @@ static void test_plain(void)
 {
 	struct hgc_heur_result *r = calloc(1, sizeof(*r));
 
-	ok(best_of("matmul_plain", 128, 256, 512, 2, r) && r->top[0].est.pack_ns == 0 &&
+	bool found = best_of("matmul_plain", 128, 256, 512, 2, r);
+
+	ok(found && r->top[0].est.pack_ns == 0 &&
 		   r->top[0].est.balance == 1 && all_valid(r),
 	   "matmul_plain 128x256x512: no packing, balanced (pack %.1f ns, balance %.2f)",
 	   r->top[0].est.pack_ns, r->top[0].est.balance);
@@ -266,6 +268,10 @@ static void test_plain(void)
 	ok(!best_of("matmul_plain", 127, 256, 512, 2, r) || pv(&r->top[0].env, "MB") == 127,
 	   "matmul_plain on 127 rows: only a whole-M block");
 	ok(!best_of("matmul_plain", 128, 1000, 512, 2, r), "matmul_plain refuses K no block divides");
+	ok(!best_of("matmul_plain", 128, 479, 1024, 2, r), "matmul_plain refuses a call's B beyond 16 KiB");
+	found = best_of("matmul_packa", 128, 479, 1024, 2, r);
+	ok(found && r->top[0].est.eff > 0.8,
+	   "matmul_packa takes 128x479x1024 with small k blocks (efficiency %.2f)", r->top[0].est.eff);
 	free(r);
 }
 
