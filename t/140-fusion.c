@@ -92,7 +92,16 @@ static const char src[] =
 	"  input k : f32[2, 3, 64, 32] = uniform(lo = -1, hi = 1, seed = 40);\n"
 	"  input v : f32[2, 3, 64, 32] = uniform(lo = -1, hi = 1, seed = 41);\n"
 	"  s = MatMul(q, k, transpose_b = true); p = SoftMax(s, axis = -1); y = MatMul(p, v);\n"
-	"  output y; expect { rtol = 1e-4; atol = 1e-5; } }\n";
+	"  output y; expect { rtol = 1e-4; atol = 1e-5; } }\n"
+	/* pre-ops: K^T at graph entry folds into the packing; a transpose that
+	   is also an output stays */
+	"spec kt { input q : f32[2, 64, 32] = uniform(lo = -1, hi = 1, seed = 42);\n"
+	"  input k : f32[2, 64, 32] = uniform(lo = -1, hi = 1, seed = 43);\n"
+	"  kt = StaticTranspose(k, order = [0, -1, 1]); s = MatMul(q, kt); output s; }\n"
+	"spec kt_out { input q : f32[64, 32] = uniform(lo = -1, hi = 1, seed = 44);\n"
+	"  input k : f32[64, 32] = uniform(lo = -1, hi = 1, seed = 45);\n"
+	"  kt = StaticTranspose(k, order = [1, 0]); s = MatMul(q, kt); y = ReLU(s);\n"
+	"  output y; output kt; }\n";
 
 static const struct hgc_tmpl_rule fuse_off[] = { { "pass", "fuse", "off", { NULL, 0, 0 } } };
 
@@ -193,6 +202,8 @@ static void test_plans(const struct hgc_program *p)
 		"fused op 0: region: Add a, Tanh e, Multiply m, Abs y\n",
 		"fused op 0: MatMul s + ReduceMax %6, Subtract %7, Exp %8, ReduceSum %9, Divide p "
 		"(rows over axes [3])\n",
+		"fused op 0: MatMul s (pre-op of B: StaticTranspose kt)\n",
+		"fused op 0: MatMul s + ReLU y\n",
 	};
 	for (size_t i = 0; i < p->specs.len; i++) {
 		char *t = plan_of(HGC_PROGRAM_SPEC(p, i));
@@ -281,6 +292,15 @@ static void test_regions(const struct hgc_program *p)
 	free(t);
 }
 
+/* Pre-ops: the transpose goes into the B packing. */
+static void test_pre(const struct hgc_program *p)
+{
+	char *t = log_of(HGC_PROGRAM_SPEC(p, 13));
+
+	ok(t && strstr(t, "B's StaticTranspose folded into its packing"), "kt: K^T folded");
+	free(t);
+}
+
 /* Coarse-grained marks: consecutive fused ops with matching parallel loops. */
 static void test_merges(const struct hgc_program *p)
 {
@@ -338,6 +358,7 @@ int main(void)
 	test_rows(&p);
 	test_regions(&p);
 	test_merges(&p);
+	test_pre(&p);
 	test_explain(&p);
 	for (size_t i = 0; i < p.specs.len; i++) {
 		run(HGC_PROGRAM_SPEC(&p, i), HGC_DRIVER_JIT, false);

@@ -32,6 +32,9 @@ struct hgc_fused_op {
 	const struct hgc_op *member[HGC_FUSE_MAX_MEMBERS];	/* in graph order */
 	int nextra;			/* tensors from outside that members read */
 	const struct hgc_tensor *extra[HGC_FUSE_MAX_EXTRA];	/* those, distinct */
+	const struct hgc_op *pre[2];	/* per MatMul operand: a StaticTranspose of its
+					   last two dims at graph entry folded into the
+					   operand's packing (transpose_a/b flipped), or NULL */
 	bool reduces;			/* the members hold a reduction site */
 	bool reduced[HGC_MAX_DIMS];	/* its axes (dims of the anchor's result) */
 };

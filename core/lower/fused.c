@@ -123,17 +123,18 @@ static int choose(struct hgc_tmpl_opts *o, const struct hgc_tmpl *t, const struc
    the first that applies; with a row reduction, NPN = 1 first, then
    without): 1, 0 (none), -1 (a pin fails). */
 static int choose_fused(struct hgc_tmpl_opts *o, const struct hgc_fused_op *fo,
-			struct hgc_tmpl_bind *bind, struct hgc_tmpl_env *env, struct hgc_diag *d)
+			const struct hgc_op *op, struct hgc_tmpl_bind *bind,
+			struct hgc_tmpl_env *env, struct hgc_diag *d)
 {
-	const struct hgc_tmpl *t = used(o, fo->anchor), *c;
+	const struct hgc_tmpl *t = used(o, op), *c;
 	int i, rc = 0;
 
 	for (i = 0; !rc && (t ? i < 1 : !!hgc_tmpl_registry[i]); i++) {
 		c = t ? t : hgc_tmpl_registry[i];
 		if (fo->reduces)
-			rc = choose(o, c, fo->anchor, true, bind, env, d);
+			rc = choose(o, c, op, true, bind, env, d);
 		if (!rc)
-			rc = choose(o, c, fo->anchor, false, bind, env, d);
+			rc = choose(o, c, op, false, bind, env, d);
 	}
 	return rc;
 }
@@ -492,10 +493,12 @@ static const char *fused_name(struct hgc_lower_ctx *cx, const struct hgc_fused_o
 	return hgc_arena_printf(&cx->m->arena, "%%%d", t->id);
 }
 
-/* Lower fused op fo: the template's nest with the members at an anchor. */
+/* Lower fused op fo (its anchor as op: with pre-ops folded in): the
+   template's nest with the members at an anchor. */
 static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct hgc_fused_op *fo,
-		       struct hgc_tir_stmt *block, struct hgc_lower_view *const *in,
-		       struct hgc_lower_view *out, struct hgc_diag *d)
+		       const struct hgc_op *op, struct hgc_tir_stmt *block,
+		       struct hgc_lower_view *const *in, struct hgc_lower_view *out,
+		       struct hgc_diag *d)
 {
 	struct hgc_tmpl_bind bind;
 	struct hgc_tmpl_env env;
@@ -510,11 +513,11 @@ static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 	if (prepare(cx, fo, d))
 		return -1;
 	if (!st->o->off)
-		rc = choose_fused(st->o, fo, &bind, &env, d);
+		rc = choose_fused(st->o, fo, op, &bind, &env, d);
 	if (rc < 0)
 		return -1;
 	if (!rc) {	/* naive loops, members after them */
-		if (hgc_lower_op(cx, fo->anchor, block, in, out, d))
+		if (hgc_lower_op(cx, op, block, in, out, d))
 			return -1;
 		log_line(st->o, "fused op: no template; the post-ops follow the naive loops");
 		st->last = NULL;
@@ -528,7 +531,11 @@ static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 	fprintf(log, "%s %s: template %s, fused (", hgc_op_table[fo->anchor->kind].name,
 		fo->anchor->out[0]->name ? fo->anchor->out[0]->name : "", bind.t->name);
 	hgc_tmpl_print_params(log, &inst.env);
-	fprintf(log, "), write-back at %s; candidates:",
+	fprintf(log, ")");
+	for (i = 0; i < 2; i++)
+		if (fo->pre[i])
+			fprintf(log, ", %s's StaticTranspose folded into its packing", i ? "B" : "A");
+	fprintf(log, ", write-back at %s; candidates:",
 		inst.writeback >= 0 ? bind.t->anchors[inst.writeback].name : "the end");
 	at = pick(cx, fo, &bind, &inst, &bx, log);
 	fprintf(log, "; post-ops at %s:", at >= 0 ? bind.t->anchors[at].name : "the end");
@@ -637,7 +644,59 @@ static int lower_region(struct hgc_lower_ctx *cx, struct fstate *st, const struc
 	return rc ? -1 : 1;
 }
 
-/* hgc_lower_opts.lower_first: a region at its first member. */
+/* The anchor op of fo with its pre-ops folded: the transposes' inputs as
+   its operands, transpose_a/b flipped (ins and attrs: room for 8 and 16). */
+static void fold_pre(const struct hgc_fused_op *fo, struct hgc_op *mod, struct hgc_tensor **ins,
+		     struct hgc_attr *attrs)
+{
+	static const char *const flag[2] = { "transpose_a", "transpose_b" };
+	const struct hgc_op *a = fo->anchor;
+	int i, j;
+
+	if (a->nin > 8 || a->nattr > 14)
+		hgc_bug("fusion: a MatMul with %d inputs and %d attributes", a->nin, a->nattr);
+	*mod = *a;
+	memcpy(ins, a->in, (size_t)a->nin * sizeof(*ins));
+	memcpy(attrs, a->attrs, (size_t)a->nattr * sizeof(*attrs));
+	mod->in = ins;
+	mod->attrs = attrs;
+	for (i = 0; i < 2; i++) {
+		if (!fo->pre[i])
+			continue;
+		ins[i] = fo->pre[i]->in[0];
+		for (j = 0; j < mod->nattr && strcmp(attrs[j].name, flag[i]); j++)
+			;
+		if (j == mod->nattr)
+			attrs[mod->nattr++] = (struct hgc_attr){ .name = flag[i], .type = HGC_ATTR_BOOL };
+		attrs[j].v.i = !hgc_op_bool(a, flag[i]);
+	}
+}
+
+/* Lower fused op fo whose anchor has pre-ops: the MatMul reads the
+   transposes' inputs (graph entry) with its transpose flags flipped, so the
+   template's packing does the transposes; the transposes are skipped. */
+static int lower_with_pre(struct hgc_lower_ctx *cx, struct fstate *st,
+			  const struct hgc_fused_op *fo, struct hgc_diag *d)
+{
+	struct hgc_lower_view *in[8];
+	struct hgc_tensor *ins[8];
+	struct hgc_attr attrs[16];
+	struct hgc_op mod;
+	int i;
+
+	fold_pre(fo, &mod, ins, attrs);
+	for (i = 0; i < mod.nin; i++) {
+		if (ensure_view(cx, mod.in[i], false, d))
+			return -1;
+		in[i] = &cx->views[mod.in[i]->id];
+	}
+	if (ensure_view(cx, mod.out[0], true, d))
+		return -1;
+	return lower_fused(cx, st, fo, &mod, cx->f->body, in, &cx->views[mod.out[0]->id], d);
+}
+
+/* hgc_lower_opts.lower_first: a region at its first member, a fused op
+   with pre-ops at its anchor. */
 static int first(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct hgc_diag *d)
 {
 	struct fstate *st = cx->opts->user;
@@ -645,6 +704,9 @@ static int first(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct hgc_d
 
 	if (fo)
 		return lower_region(cx, st, fo, d);
+	fo = st->f ? hgc_fusion_of(st->f, op) : NULL;
+	if (fo && (fo->pre[0] || fo->pre[1]))
+		return lower_with_pre(cx, st, fo, d);
 	if (hgc_op_table[op->kind].category != HGC_CAT_TUNABLE &&
 	    (!st->f || !hgc_fusion_is_member(st->f, op)))
 		st->last = NULL;	/* another op runs between: no merge across it */
@@ -661,7 +723,7 @@ static int hook(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct hgc_ti
 	int rc, from = block->u.block.n;
 
 	if (fo)
-		return lower_fused(cx, st, fo, block, in, out, d);
+		return lower_fused(cx, st, fo, op, block, in, out, d);
 	cx->opts = &st->plain;
 	rc = hgc_tmpl_lower_tunable(cx, op, block, in, out, d);
 	cx->opts = saved;

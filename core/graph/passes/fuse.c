@@ -275,6 +275,44 @@ static bool grow_region(const struct hgc_graph *g, long pos, struct hgc_fused_op
 	return fo->nmembers >= 2;
 }
 
+/* How many times t is used: as an op's input or a graph output. */
+static int uses(const struct hgc_graph *g, const struct hgc_tensor *t)
+{
+	size_t i;
+	int j, n = 0;
+
+	for (i = 0; i < g->ops.len; i++)
+		for (j = 0; j < HGC_GRAPH_OP(g, i)->nin; j++)
+			n += HGC_GRAPH_OP(g, i)->in[j] == t;
+	for (i = 0; i < g->outputs.len; i++)
+		n += HGC_GRAPH_OUTPUT(g, i) == t;
+	return n;
+}
+
+/* The pre-op of MatMul operand t: a StaticTranspose that swaps the last
+   two dims of a graph input or a constant (graph entry), used by the
+   MatMul alone; NULL otherwise. */
+static const struct hgc_op *pre_op(const struct hgc_graph *g, const struct hgc_tensor *t)
+{
+	const struct hgc_op *op = t->producer;
+	const int64_t *order;
+	int n, i;
+
+	if (!op || op->kind != HGC_OP_STATIC_TRANSPOSE || op->in[0]->producer ||
+	    t->ndims < 2 || uses(g, t) != 1 || !dense(op->in[0]))
+		return NULL;
+	n = hgc_op_ints(op, "order", &order);
+	if (n != t->ndims)
+		return NULL;
+	for (i = 0; i < n - 2; i++)
+		if (order[i] != i && order[i] != i - n)
+			return NULL;
+	if ((order[n - 2] != n - 1 && order[n - 2] != -1) ||
+	    (order[n - 1] != n - 2 && order[n - 1] != -2))
+		return NULL;
+	return op;
+}
+
 /* Whether op anchors a fused op: a MatMul with one plain dense result. */
 static bool anchor_op(const struct hgc_op *op)
 {
@@ -307,7 +345,9 @@ void hgc_fusion_plan(const struct hgc_graph *g, struct hgc_fusion *f)
 		if (!anchor_op(HGC_GRAPH_OP(g, i)) || taken(f, HGC_GRAPH_OP(g, i)))
 			continue;
 		grow(g, (long)i, &fo);
-		if (fo.nmembers)
+		fo.pre[0] = pre_op(g, fo.anchor->in[0]);
+		fo.pre[1] = pre_op(g, fo.anchor->in[1]);
+		if (fo.nmembers || fo.pre[0] || fo.pre[1])
 			add(f, &fo);
 	}
 	for (i = 0; i < g->ops.len; i++)
@@ -350,10 +390,13 @@ bool hgc_fusion_is_member(const struct hgc_fusion *f, const struct hgc_op *op)
 {
 	int i, j;
 
-	for (i = 0; i < f->n; i++)
+	for (i = 0; i < f->n; i++) {
+		if (f->ops[i].pre[0] == op || f->ops[i].pre[1] == op)
+			return true;
 		for (j = 0; j < f->ops[i].nmembers; j++)
 			if (f->ops[i].member[j] == op)
 				return true;
+	}
 	return false;
 }
 
@@ -392,7 +435,14 @@ void hgc_fusion_print(FILE *out, const struct hgc_fusion *f)
 		fprintf(out, "fused op %d: ", i);
 		if (f->ops[i].anchor) {
 			op_name(out, f->ops[i].anchor);
-			fprintf(out, " +");
+			for (j = 0; j < 2; j++)
+				if (f->ops[i].pre[j]) {
+					fprintf(out, " (pre-op of %s: ", j ? "B" : "A");
+					op_name(out, f->ops[i].pre[j]);
+					fputc(')', out);
+				}
+			if (f->ops[i].nmembers)
+				fprintf(out, " +");
 		} else {
 			fprintf(out, "region:");
 		}
