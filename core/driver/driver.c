@@ -181,6 +181,26 @@ struct hgc_tir_module *hgc_driver_lower(const struct hgc_graph *g,
 	return m;
 }
 
+/* The template log of lowering g (each fused op's anchor candidates with
+   their costs, the chosen anchor, regions, merge marks), as comments. */
+static void dump_anchors(FILE *out, const struct hgc_graph *g, const struct hgc_driver_opts *o)
+{
+	struct hgc_tir_module *m;
+	struct hgc_diag tmp;
+	char *plan = NULL, *line, *save = NULL;
+
+	hgc_diag_init(&tmp);
+	m = hgc_driver_lower(g, o, &plan, &tmp);
+	fprintf(out, "# anchors (candidates with their cost; the members at the chosen one):\n");
+	for (line = plan ? strtok_r(plan, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save))
+		fprintf(out, "#   %s\n", line);
+	if (!m)
+		fprintf(out, "#   (lowering failed: %s)\n", hgc_diag_text(&tmp));
+	hgc_tir_module_free(m);
+	free(plan);
+	hgc_diag_release(&tmp);
+}
+
 /* `hgc compile --dump=fused`: the graph after the passes and the fusion plan. */
 int hgc_driver_dump_fused(FILE *out, const struct hgc_graph *g,
 			  const struct hgc_driver_opts *o, struct hgc_diag *d)
@@ -198,6 +218,8 @@ int hgc_driver_dump_fused(FILE *out, const struct hgc_graph *g,
 		hgc_fusion_plan(work, &fu);
 		fprintf(out, "# fusion plan: %d fused op%s\n", fu.n, fu.n == 1 ? "" : "s");
 		hgc_fusion_print(out, &fu);
+		if (fu.n)
+			dump_anchors(out, g, o);
 		hgc_fusion_release(&fu);
 	}
 	hgc_graph_free(work);
