@@ -137,7 +137,8 @@ static void run(const struct hgc_spec *sp, enum hgc_driver_backend b, bool off)
 	hgc_diag_release(&d);
 }
 
-/* The plan of sp after the graph passes, as text: its "fused op" lines. */
+/* The plan of sp after the graph passes, as text: its "fused op" lines
+   (without the template log --dump=fused prints after them). */
 static char *plan_of(const struct hgc_spec *sp)
 {
 	struct hgc_driver_opts o;
@@ -154,6 +155,8 @@ static char *plan_of(const struct hgc_spec *sp)
 	fclose(out);
 	at = strstr(text, "fused op ");
 	memmove(text, at ? at : text + len, strlen(at ? at : text + len) + 1);
+	if ((at = strstr(text, "# anchors")))	/* the template log after the plan */
+		*at = 0;
 	return text;
 }
 
