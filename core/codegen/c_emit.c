@@ -57,7 +57,27 @@ static const char prelude[] =
 	"HGC_MINMAX(s32, int32_t)\n"
 	"HGC_MINMAX(index, int64_t)\n"
 	"HGC_MINMAX(f32, float)\n"
-	"#undef HGC_MINMAX\n\n";
+	"#undef HGC_MINMAX\n\n"
+	/* expf as the LLVM backend computes it (llvm_intrin.c), bit for bit. */
+	"static inline float hgc_pow2f(float n)\n{\n"
+	"\tunion { uint32_t u; float f; } v = { (uint32_t)((int32_t)n + 127) << 23 };\n\n"
+	"\treturn v.f;\n}\n\n"
+	"static inline float hgc_expf(float x)\n{\n"
+	"\tfloat xc = x != x ? 0.0f : x < -104.0f ? -104.0f : x > 89.0f ? 89.0f : x;\n"
+	"\tfloat n = __builtin_nearbyintf(xc * (float)1.44269504088896341);\n"
+	"\tfloat r = __builtin_fmaf(n, -0.693359375f, xc), p, h;\n\n"
+	"\tr = __builtin_fmaf(n, (float)2.12194440e-4, r);\n"
+	"\tp = __builtin_fmaf((float)(1.0 / 5040), r, (float)(1.0 / 720));\n"
+	"\tp = __builtin_fmaf(p, r, (float)(1.0 / 120));\n"
+	"\tp = __builtin_fmaf(p, r, (float)(1.0 / 24));\n"
+	"\tp = __builtin_fmaf(p, r, (float)(1.0 / 6));\n"
+	"\tp = __builtin_fmaf(p, r, 0.5f);\n"
+	"\tp = __builtin_fmaf(p, r, 1.0f);\n"
+	"\tp = __builtin_fmaf(p, r, 1.0f);\n"
+	"\th = __builtin_floorf(n * 0.5f);\n"
+	"\tp = p * hgc_pow2f(h);\n"
+	"\tp = p * hgc_pow2f(n - h);\n"
+	"\treturn x != x ? x : p;\n}\n\n";
 
 /* Function pointers for the runtime and hgc_bind to fill them. */
 static void runtime(struct cemit *c)

@@ -5,8 +5,10 @@
  * "accumulate" into beta, as the C backend does; fill is a loop LLVM turns
  * into memset when it can; copy and copy2d are memmoves.  sqrt, abs, floor
  * and round (nearbyint: halves to even, like the C backend) are LLVM
- * intrinsics, single instructions that vectorize; exp, log, pow, tanh and erf
- * call libm (expf ...) as the C backend does: such a call may set errno, so
+ * intrinsics, single instructions that vectorize; exp is inline IR (a
+ * range reduction and a polynomial, within 2 ulp of expf) so that loops
+ * around it vectorize too; log, pow, tanh and erf call libm (logf ...) as
+ * the C backend does: such a call may set errno, so
  * LLVM does not turn it into a vector call that codegen splits back into
  * scalar calls (and unrolls), which bloats code for no speed.  Thread
  * queries go to OpenMP.
@@ -141,6 +143,95 @@ static LLVMValueRef libm(struct hgc_llvm_gen *g, const char *name, LLVMValueRef 
 	return r;
 }
 
+/* A constant f32 (or a vector of them) of type ty. */
+static LLVMValueRef fconst(LLVMTypeRef ty, double v)
+{
+	LLVMValueRef c = LLVMConstReal(LLVMGetTypeKind(ty) == LLVMVectorTypeKind
+					       ? LLVMGetElementType(ty) : ty, v);
+	LLVMValueRef lanes[64];
+	unsigned n, i;
+
+	if (LLVMGetTypeKind(ty) != LLVMVectorTypeKind)
+		return c;
+	n = LLVMGetVectorSize(ty);
+	for (i = 0; i < n && i < 64; i++)
+		lanes[i] = c;
+	return LLVMConstVector(lanes, n);
+}
+
+/* The same type with i32 elements. */
+static LLVMTypeRef int_like(struct hgc_llvm_gen *g, LLVMTypeRef ty)
+{
+	if (LLVMGetTypeKind(ty) == LLVMVectorTypeKind)
+		return LLVMVectorType(g->t.i32, LLVMGetVectorSize(ty));
+	return g->t.i32;
+}
+
+/* 2^n for integral n (as f32) in [-126, 127]: the exponent field built directly. */
+static LLVMValueRef pow2(struct hgc_llvm_gen *g, LLVMValueRef n)
+{
+	LLVMTypeRef fty = LLVMTypeOf(n), ity = int_like(g, fty);
+	LLVMValueRef i = LLVMBuildFPToSI(g->b, n, ity, "");
+	LLVMValueRef c127 = LLVMConstInt(g->t.i32, 127, 0);
+	LLVMValueRef c23 = LLVMConstInt(g->t.i32, 23, 0);
+
+	if (LLVMGetTypeKind(fty) == LLVMVectorTypeKind) {
+		LLVMValueRef a[64], b[64];
+		unsigned k, w = LLVMGetVectorSize(fty);
+
+		for (k = 0; k < w && k < 64; k++)
+			a[k] = c127, b[k] = c23;
+		c127 = LLVMConstVector(a, w);
+		c23 = LLVMConstVector(b, w);
+	}
+	i = LLVMBuildShl(g->b, LLVMBuildAdd(g->b, i, c127, ""), c23, "");
+	return LLVMBuildBitCast(g->b, i, fty, "");
+}
+
+/*
+ * expf as inline IR, so that the loops around it vectorize (a libm call
+ * keeps a loop scalar: a softmax over attention scores spent most of its
+ * time in expf).  x = n ln2 + r with |r| <= ln2/2 (Cody-Waite: ln2 in a high
+ * part exact in n ln2 and a low part), e^r by its Taylor polynomial of
+ * degree 7 (truncation below 6e-9 relative, about 2 ulp in all), times 2^n
+ * applied as two halves so that n from -150 to 128 stays in range: large x
+ * overflows to inf and very negative x underflows to 0 as expf does; x is
+ * first clamped to [-104, 89] (beyond, the result is 0 or inf anyway), and a
+ * NaN comes back as itself.
+ */
+static LLVMValueRef exp_inline(struct hgc_llvm_gen *g, LLVMValueRef x)
+{
+	static const double taylor[] = { 1.0 / 5040, 1.0 / 720, 1.0 / 120, 1.0 / 24,
+					 1.0 / 6, 0.5, 1.0, 1.0 };
+	LLVMTypeRef ty = LLVMTypeOf(x);
+	LLVMTypeRef tys[1] = { ty };
+	LLVMValueRef xc, n, r, p, half, isnan;
+	LLVMValueRef a[3];
+	size_t i;
+
+	xc = LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOLT, x, fconst(ty, -104.0), ""),
+			     fconst(ty, -104.0), x, "");
+	xc = LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOGT, xc, fconst(ty, 89.0), ""),
+			     fconst(ty, 89.0), xc, "");
+	a[0] = LLVMBuildFMul(g->b, xc, fconst(ty, 1.44269504088896341), "");
+	n = hgc_llvm_call_intrinsic(g, "llvm.nearbyint", tys, 1, a, 1);
+	a[0] = n, a[1] = fconst(ty, -0.693359375), a[2] = xc;
+	r = hgc_llvm_call_intrinsic(g, "llvm.fma", tys, 1, a, 3);
+	a[0] = n, a[1] = fconst(ty, 2.12194440e-4), a[2] = r;
+	r = hgc_llvm_call_intrinsic(g, "llvm.fma", tys, 1, a, 3);
+	p = fconst(ty, taylor[0]);
+	for (i = 1; i < sizeof(taylor) / sizeof(taylor[0]); i++) {
+		a[0] = p, a[1] = r, a[2] = fconst(ty, taylor[i]);
+		p = hgc_llvm_call_intrinsic(g, "llvm.fma", tys, 1, a, 3);
+	}
+	a[0] = LLVMBuildFMul(g->b, n, fconst(ty, 0.5), "");
+	half = hgc_llvm_call_intrinsic(g, "llvm.floor", tys, 1, a, 1);
+	p = LLVMBuildFMul(g->b, p, pow2(g, half), "");
+	p = LLVMBuildFMul(g->b, p, pow2(g, LLVMBuildFSub(g->b, n, half, "")), "");
+	isnan = LLVMBuildFCmp(g->b, LLVMRealUNO, x, x, "");
+	return LLVMBuildSelect(g->b, isnan, x, p, "");
+}
+
 /* |a| of an integer: a < 0 ? -a : a. */
 static LLVMValueRef int_abs(struct hgc_llvm_gen *g, LLVMValueRef a, struct hgc_tir_type t)
 {
@@ -172,6 +263,8 @@ static LLVMValueRef math(struct hgc_llvm_gen *g, const struct hgc_tir_expr *e)
 	ty = LLVMTypeOf(a[0]);
 	if (e->op == HGC_TIR_I_ABS && e->type.kind != HGC_TIR_F32)
 		return int_abs(g, a[0], e->type);
+	if (e->op == HGC_TIR_I_EXP && e->type.kind == HGC_TIR_F32)
+		return exp_inline(g, a[0]);
 	if (libm_fns[e->op])
 		return libm(g, libm_fns[e->op], a, e->nops, e->type.lanes);
 	return hgc_llvm_call_intrinsic(g, fns[e->op], &ty, 1, a, e->nops);
