@@ -7,13 +7,15 @@
  * and round (nearbyint: halves to even, like the C backend) are LLVM
  * intrinsics, single instructions that vectorize; exp is inline IR (a
  * range reduction and a polynomial, within 2 ulp of expf) so that loops
- * around it vectorize too; log, pow, tanh and erf call libm (logf ...) as
+ * around it vectorize too, and so is erf (math_poly.h); log, pow and tanh
+ * call libm (logf ...) as
  * the C backend does: such a call may set errno, so
  * LLVM does not turn it into a vector call that codegen splits back into
  * scalar calls (and unrolls), which bloats code for no speed.  Thread
  * queries go to OpenMP.
  */
 #include "llvm_int.h"
+#include "math_poly.h"
 
 #include <string.h>
 
@@ -232,6 +234,46 @@ static LLVMValueRef exp_inline(struct hgc_llvm_gen *g, LLVMValueRef x)
 	return LLVMBuildSelect(g->b, isnan, x, p, "");
 }
 
+/* Horner's rule in fma steps over n coefficients, highest degree first. */
+static LLVMValueRef horner(struct hgc_llvm_gen *g, const double *c, int n, LLVMValueRef t)
+{
+	LLVMTypeRef ty = LLVMTypeOf(t);
+	LLVMValueRef p = fconst(ty, c[0]), a[3];
+	int i;
+
+	for (i = 1; i < n; i++) {
+		a[0] = p, a[1] = t, a[2] = fconst(ty, c[i]);
+		p = hgc_llvm_call_intrinsic(g, "llvm.fma", &ty, 1, a, 3);
+	}
+	return p;
+}
+
+/*
+ * erff as inline IR (math_poly.h has the pieces): both polynomials are
+ * computed and a select keeps one, so the code has no branch and the loop
+ * around it (GELU after a MatMul) vectorizes.  NaN falls through to the
+ * large branch and comes out NaN.
+ */
+static LLVMValueRef erf_inline(struct hgc_llvm_gen *g, LLVMValueRef x)
+{
+	LLVMTypeRef ty = LLVMTypeOf(x);
+	LLVMValueRef a, small, large, one, r, args[2];
+
+	args[0] = x;
+	a = hgc_llvm_call_intrinsic(g, "llvm.fabs", &ty, 1, args, 1);
+	small = horner(g, hgc_erf_small, HGC_ERF_SMALL_N, LLVMBuildFMul(g->b, a, a, ""));
+	small = LLVMBuildFMul(g->b, x, small, "");
+	large = exp_inline(g, horner(g, hgc_erf_large, HGC_ERF_LARGE_N, a));
+	args[0] = LLVMBuildFSub(g->b, fconst(ty, 1.0), large, ""), args[1] = x;
+	large = hgc_llvm_call_intrinsic(g, "llvm.copysign", &ty, 1, args, 2);
+	args[0] = fconst(ty, 1.0);
+	one = hgc_llvm_call_intrinsic(g, "llvm.copysign", &ty, 1, args, 2);
+	r = LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOGE, a, fconst(ty, 4.0), ""), one,
+			    large, "");
+	return LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOLT, a, fconst(ty, 1.0), ""),
+			       small, r, "");
+}
+
 /* |a| of an integer: a < 0 ? -a : a. */
 static LLVMValueRef int_abs(struct hgc_llvm_gen *g, LLVMValueRef a, struct hgc_tir_type t)
 {
@@ -265,6 +307,8 @@ static LLVMValueRef math(struct hgc_llvm_gen *g, const struct hgc_tir_expr *e)
 		return int_abs(g, a[0], e->type);
 	if (e->op == HGC_TIR_I_EXP && e->type.kind == HGC_TIR_F32)
 		return exp_inline(g, a[0]);
+	if (e->op == HGC_TIR_I_ERF && e->type.kind == HGC_TIR_F32)
+		return erf_inline(g, a[0]);
 	if (libm_fns[e->op])
 		return libm(g, libm_fns[e->op], a, e->nops, e->type.lanes);
 	return hgc_llvm_call_intrinsic(g, fns[e->op], &ty, 1, a, e->nops);
