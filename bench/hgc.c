@@ -227,6 +227,24 @@ static int prepare_matmul(const struct hgc_bench_work *w, const struct hgc_bench
 	return rc;
 }
 
+/* One spatial output size of a convolution with end padding pe. */
+static int64_t conv_out(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe)
+{
+	return (in + pb + pe - ((k - 1) * (d + 1) + 1)) / s + 1;
+}
+
+/* The end padding to give the graph: benchdnn writes -1 (or less) when a
+   strided window never reaches the last input rows; 0 gives the same output
+   size then, since the division floors. Returns -1 when no such pad exists. */
+static int64_t end_pad(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe)
+{
+	if (pe >= 0)
+		return pe;
+	if (conv_out(in, k, s, d, pb, 0) == conv_out(in, k, s, d, pb, pe))
+		return 0;
+	return -1;
+}
+
 /* Convolution(src NXC variable, wei XIO constant) in f32. */
 static int prepare_conv(const struct hgc_bench_work *w, const struct hgc_bench_io *io,
 			struct hgc_bench_kernel *k, struct hgc_diag *d)
@@ -240,7 +258,10 @@ static int prepare_conv(const struct hgc_bench_work *w, const struct hgc_bench_i
 	struct hgc_op *op;
 	int rc;
 
-	if (w->dt != HGC_BENCH_F32 || c->g != 1 || c->pr_h < 0 || c->pr_w < 0) {
+	pe[0] = end_pad(c->ih, c->kh, c->sh, c->dh, c->ph, c->pr_h);
+	pe[1] = end_pad(c->iw, c->kw, c->sw, c->dw, c->pw, c->pr_w);
+	if (w->dt != HGC_BENCH_F32 || c->g != 1 || pe[0] < 0 || pe[1] < 0 || pb[0] < 0 ||
+	    pb[1] < 0) {
 		hgc_error(d, NULL, "hgc: only f32 convolutions without groups or negative pads");
 		return HGC_BENCH_NA;
 	}
