@@ -332,16 +332,28 @@ static struct hgc_tir_expr *canonical(struct hgc_tmpl_build *b, const struct hgc
 	return x ? x : hgc_tmpl_k(b, 0);
 }
 
-/* Whether canonical dim d of a layout may reach beyond the operand (padding):
-   1 past its end, 2 before its start too. */
-static int padded(const struct hgc_tmpl_layout *l, int d)
+/* Whether canonical dim d (of size n) of a layout reaches beyond the
+   operand (padding): 0 never, 1 past its end, 2 before its start too.  A
+   blocked dim whose blocks divide it evenly has no padding. */
+static int padded(const struct hgc_tmpl_layout *l, int d, int64_t n)
 {
-	int j, r = 0;
+	int64_t lo = 0, hi = 0, mult;
+	int j;
 
-	for (j = 0; j < l->nphys; j++)
-		if (l->phys[j].dim == d && l->phys[j].kind != HGC_TMPL_WHOLE)
-			r = l->phys[j].kind == HGC_TMPL_PAD ? 2 : r ? r : 1;
-	return r;
+	for (j = 0; j < l->nphys; j++) {
+		if (l->phys[j].dim != d)
+			continue;
+		mult = 1;
+		if (l->phys[j].kind == HGC_TMPL_OUTER)
+			mult = l->phys[j].block;
+		else if (l->phys[j].kind == HGC_TMPL_INNER)
+			mult = l->phys[j].block / l->phys[j].extent;
+		else if (l->phys[j].kind == HGC_TMPL_PAD)
+			lo -= l->phys[j].before;
+		hi += (l->phys[j].extent - 1) * mult;
+	}
+	hi += lo;
+	return lo < 0 ? 2 : hi >= n ? 1 : 0;
 }
 
 /* if (every padded canonical index is inside the operand): the guarded block. */
@@ -353,7 +365,7 @@ static struct hgc_tir_stmt *guard(struct hgc_tmpl_build *b, struct hgc_tir_stmt 
 	int d, p;
 
 	for (d = 0; d < rank; d++) {
-		if (!(p = padded(l, d)))
+		if (!(p = padded(l, d, dims[d])))
 			continue;
 		t = hgc_tmpl_bin(b, HGC_TIR_LT, lw_v(b->cx, c[d]), hgc_tmpl_k(b, dims[d]));
 		if (p == 2)
@@ -370,13 +382,46 @@ static struct hgc_tir_stmt *guard(struct hgc_tmpl_build *b, struct hgc_tir_stmt 
 static void graph_indices(struct hgc_lower_ctx *cx, const struct hgc_tmpl_map *mp,
 			  struct hgc_tir_var *const *c, struct hgc_tir_expr **gi);
 
+/* How many outer physical dims of layout l the padding guard needs: up to
+   the last one that belongs to a padded canonical dim (0: no padding). */
+static int guard_depth(const struct hgc_tmpl_layout *l, const int64_t *dims)
+{
+	int j, n = 0;
+
+	for (j = 0; j < l->nphys; j++)
+		if (padded(l, l->phys[j].dim, dims[l->phys[j].dim]))
+			n = j + 1;
+	return n;
+}
+
+/* Serial loops over physical dims from..nphys-1 of l inside block; their
+   variables (a constant 0 for extent 1) go into p. Returns the innermost block. */
+static struct hgc_tir_stmt *inner_loops(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
+					const struct hgc_tmpl_layout *l, int from,
+					struct hgc_tir_var **p)
+{
+	int j;
+
+	for (j = from; j < l->nphys; j++) {
+		if (l->phys[j].extent == 1) {
+			p[j] = lw_hold(cx, block, "p", lw_i(cx, 0));
+			continue;
+		}
+		p[j] = hgc_tir_var_new(cx->m, "q", hgc_tir_ty(HGC_TIR_INDEX));
+		block = hgc_tir_body(hgc_tir_for(cx->m, block, p[j], lw_i(cx, 0),
+						 lw_i(cx, l->phys[j].extent), NULL));
+	}
+	return block;
+}
+
 /*
  * Pack input i by walking its layout's physical dims (constant extents):
  * each element's canonical indices are sums of products of the loop
  * variables, with no division or modulo, and the innermost loop runs over
  * consecutive elements of the buffer (and, for a row-major graph tensor,
  * of the source), so the backend can vectorize the copy.  Elements in the
- * padding are skipped: zero_fill wrote them.
+ * padding are skipped: zero_fill wrote them.  The padding check sits right
+ * inside the last loop it depends on, so the loops within it hold no branch.
  */
 static int pack_phys(struct hgc_tmpl_build *b, struct hgc_lower_ctx *cx,
 		     struct hgc_tir_stmt *block, const struct hgc_tmpl_bind *bind, int i,
@@ -386,21 +431,28 @@ static int pack_phys(struct hgc_tmpl_build *b, struct hgc_lower_ctx *cx,
 	struct hgc_tir_var *p[HGC_TMPL_MAX_PHYS], *c[HGC_MAX_DIMS] = {NULL};
 	struct hgc_tir_expr *idx[HGC_TMPL_MAX_PHYS], *gi[HGC_MAX_DIMS];
 	int64_t lens[HGC_TMPL_MAX_PHYS];
-	int rank = b->t->operand_rank[i], j;
+	int rank = b->t->operand_rank[i], j, depth = guard_depth(l, bind->dims[i]);
 	struct hgc_lower_ctx *saved = b->cx;
 	struct hgc_tir_stmt *body;
 	struct lw_nest nest;
 
 	for (j = 0; j < l->nphys; j++)
 		lens[j] = l->phys[j].extent;
-	lw_loops(cx, block, l->nphys, lens, l->nphys, lw_prod(l->nphys, lens), &nest);
+	if (!depth)
+		depth = l->nphys;
+	lw_loops(cx, block, depth, lens, depth, lw_prod(l->nphys, lens), &nest);
 	body = nest.body;
 	b->cx = cx;
-	for (j = 0; j < l->nphys; j++)
+	for (j = 0; j < depth; j++)
 		p[j] = nest.var[j] ? nest.var[j] : lw_hold(cx, body, "p", lw_i(cx, 0));
 	for (j = 0; j < rank; j++)
-		c[j] = lw_hold(cx, body, "c", canonical(b, l, j, p));
+		if (padded(l, j, bind->dims[i][j]))
+			c[j] = lw_hold(cx, body, "c", canonical(b, l, j, p));
 	body = guard(b, body, l, rank, bind->dims[i], c);
+	body = inner_loops(cx, body, l, depth, p);
+	for (j = 0; j < rank; j++)
+		if (!padded(l, j, bind->dims[i][j]))
+			c[j] = lw_hold(cx, body, "c", canonical(b, l, j, p));
 	b->cx = saved;
 	graph_indices(cx, &bind->map[i], c, gi);
 	for (j = 0; j < l->nphys; j++)
