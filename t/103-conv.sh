@@ -4,7 +4,8 @@
 # must split the input channels of a 3x3 conv whose weights per call would
 # not stay in cache), the BS chunk loop in the nest, the channels-last row
 # path of grouped and depthwise convolutions (in the TIR, and its results on
-# both backends against the interpreter), and a pin outside BS's domain.
+# both backends against the interpreter), a pin outside BS's domain, and
+# conv_1x1 reading and writing channels-last tensors in place.
 # HGC names the binary (default build/hgc).
 set -u
 HGC=${HGC:-$PWD/build/hgc}
@@ -40,7 +41,7 @@ chosen() {
 	"$HGC" explain "$1" | sed -n 's/.*chosen .*\b'"$2"'=\([0-9]*\).*/\1/p' | head -1
 }
 
-echo "1..10"
+echo "1..13"
 
 conv r3b 1 128 28 128 3 1 1 "" > "$tmp/r3b.hgc"
 owb=$(chosen "$tmp/r3b.hgc" OWB)
@@ -99,4 +100,16 @@ for be in jit c; do
 	"$HGC" run --backend=$be "$top/spec/ops/conv_groups.hgc" "$top/spec/ops/conv_blocked.hgc" \
 		> "$tmp/specs.$be" 2>&1
 	ok $? "conv_groups and conv_blocked specs pass on $be"
+done
+
+# a strided 1x1 conv on channels-last tensors: conv_1x1, X read and Y
+# written in place (no packed copy of either), on both backends
+conv r3s 2 32 14 48 1 2 0 "" > "$tmp/r3s.hgc"
+"$HGC" compile --dump=tir "$tmp/r3s.hgc" > "$tmp/r3s.tir" 2>&1
+"$HGC" explain "$tmp/r3s.hgc" 2>&1 | grep -q 'conv_1x1' &&
+	! grep -q 'tensor [XY]: ' "$tmp/r3s.tir" && grep -q 'brgemm' "$tmp/r3s.tir"
+ok $? "1x1 stride 2 channels-last: conv_1x1 in place, no packed input or output"
+for be in jit c; do
+	"$HGC" run --backend=$be "$tmp/r3s.hgc" > "$tmp/r3s.$be" 2>&1
+	ok $? "the in-place 1x1 conv matches the interpreter on $be"
 done

@@ -225,46 +225,54 @@ static int pack_input(struct hgc_tmpl_build *b, struct hgc_lower_ctx *cx,
 	return hgc_lower_copy(cx, block, &src, &dst, d);
 }
 
-/* Whether layout l is operand i's canonical dims themselves (no blocks, no
-   padding): what a template declares by giving the operand no layout. */
+/* Whether layout l is operand i's canonical dims themselves, whole, in some
+   order (no blocks, no padding): the template's plain view of the operand,
+   in the canonical order when it gives no layout. */
 static bool plain_layout(const struct hgc_tmpl_build *b, const struct hgc_tmpl_bind *bind, int i)
 {
 	const struct hgc_tmpl_layout *l = &b->layout[i];
-	int j, rank = b->t->operand_rank[i];
+	int j, rank = b->t->operand_rank[i], d;
 
 	if (l->nphys != rank)
 		return false;
-	for (j = 0; j < rank; j++)
-		if (l->phys[j].kind != HGC_TMPL_WHOLE || l->phys[j].dim != j ||
-		    l->phys[j].extent != bind->dims[i][j])
+	for (j = 0; j < rank; j++) {
+		d = l->phys[j].dim;
+		if (l->phys[j].kind != HGC_TMPL_WHOLE || d < 0 || d >= rank ||
+		    l->phys[j].extent != bind->dims[i][d])
 			return false;
+	}
 	return true;
 }
 
 /*
  * Whether the graph view v of operand i is the whole of its tensor, dense,
- * row-major, in the canonical indices and element type: then the template
- * reads (an input) or writes (the result) that tensor in place, with no
- * packing copy and no write-back copy.
+ * in the element type, and its memory order is the order of the operand's
+ * plain layout (canonical NCHW, or NHWC for a layout [N, IH, IW, IC] over
+ * a channels-last tensor): then the template reads (an input) or writes
+ * (the result) that tensor in place, with no packing copy and no
+ * write-back copy.
  */
 static bool in_place(const struct hgc_tmpl_build *b, const struct hgc_tmpl_bind *bind, int i,
 		     const struct hgc_lower_view *v)
 {
 	const struct hgc_tmpl_map *mp = &bind->map[i];
+	const struct hgc_tmpl_layout *l = &b->layout[i];
 	const struct hgc_tir_tensor *t = v->tensor;
 	int j, rank = b->t->operand_rank[i];
+	int64_t n;
 
 	if (!t || v->load || v->ndims != rank || t->ndims != rank || mp->n != rank ||
 	    v->dtype != b->dtype[i] || !plain_layout(b, bind, i))
 		return false;
 	for (j = 0; j < rank; j++) {
+		n = bind->dims[i][l->phys[j].dim];
 		if (v->axis[j] != j || (v->start[j] && (v->start[j]->kind != HGC_TIR_E_INT ||
 							v->start[j]->u.i != 0)))
 			return false;
-		if (hgc_tir_tensor_dim(t, j) != bind->dims[i][j] || v->dims[j] != bind->dims[i][j])
+		if (hgc_tir_tensor_dim(t, j) != n || v->dims[j] != n)
 			return false;
-		if (mp->d[j].c != j || mp->d[j].div > 1 ||
-		    (mp->d[j].mod && mp->d[j].mod != bind->dims[i][j]))
+		if (mp->d[j].c != l->phys[j].dim || mp->d[j].div > 1 ||
+		    (mp->d[j].mod && mp->d[j].mod != n))
 			return false;
 	}
 	return true;
