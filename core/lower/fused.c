@@ -22,6 +22,7 @@
 
 #define CALL_COST 64		/* an anchor invocation, in element accesses */
 #define L1_BYTES 32768		/* the data a slice may touch and stay in L1 */
+#define ROW_MIN 64		/* elements a row needs for the members to go row by row */
 
 /* The lowering state: the plan and the template options. */
 struct fstate {
@@ -374,6 +375,43 @@ static int lower_members(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo
 	return 0;
 }
 
+/* Lower the members on box bx one row at a time: a loop per dim before the
+   rows (the reduction site's first axis, else the last dim) and every member
+   on the row's box, so that the members' passes over a row (softmax's max,
+   subtract, exp, sum, divide) run while it is in L1 instead of each pass
+   going over the whole block.  Rows shorter than ROW_MIN elements (too
+   short to vectorize well) or a box of one row keep the block passes. */
+static int lower_rows(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
+		      struct hgc_tir_stmt *block, const struct box *bx, struct hgc_diag *d)
+{
+	struct box row = *bx;
+	struct hgc_tir_var *v;
+	struct hgc_tir_expr *r;
+	int64_t rowlen = 1, rows = 1;
+	int q = bx->n - 1, i;
+
+	for (i = 0; fo->reduces && i < bx->n; i++)
+		if (fo->reduced[i] && i < q)
+			q = i;
+	for (i = 0; i < bx->n; i++)
+		*(i < q ? &rows : &rowlen) *= bx->ext[i];
+	if (q <= 0 || rows < 2 || rowlen < ROW_MIN)
+		return lower_members(cx, fo, block, bx, d);
+	for (i = 0; i < q; i++) {
+		if (bx->ext[i] == 1)
+			continue;
+		v = hgc_tir_var_new(cx->m, "row", hgc_tir_ty(HGC_TIR_INDEX));
+		block = hgc_tir_body(hgc_tir_for(cx->m, block, v, hgc_tir_idx(cx->m, 0),
+						 hgc_tir_idx(cx->m, bx->ext[i]), NULL));
+		r = hgc_tir_ref(cx->m, v);
+		if (bx->start[i])
+			r = hgc_tir_add(cx->m, hgc_tir_expr_copy(cx->m, bx->start[i]), r);
+		row.start[i] = r;
+		row.ext[i] = 1;
+	}
+	return lower_members(cx, fo, block, &row, d);
+}
+
 /* The candidate anchor for the members, its box in bx, and the log text of
    every candidate; -1 when none fits (the members then follow the nest). */
 static int pick(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
@@ -546,7 +584,7 @@ static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 	free(text);
 	if (at >= 0) {
 		cx->in_parallel = saved || inst.points[at].in_parallel;
-		rc = lower_members(cx, fo, inst.points[at].block, &bx, d);
+		rc = lower_rows(cx, fo, inst.points[at].block, &bx, d);
 		cx->in_parallel = saved;
 	} else {
 		rc = lower_members(cx, fo, block, NULL, d);
