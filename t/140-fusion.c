@@ -261,6 +261,8 @@ static void test_rows(const struct hgc_program *p)
 	   "ReduceMax Subtract Exp ReduceSum Divide"), "att: softmax at matmul_batch's post_row");
 	ok(t && strstr(t, "post_block(ws=4096 calls=12: does not cover whole rows of the reduction)"),
 	   "att: post_block (MB x NB of 64 x 64) does not cover a row of 128");
+	ok(t && strstr(t, ": members row by row at post_row, ") && strstr(t, " rows of 128\n"),
+	   "att: the softmax members go row by row (rows of 128) at post_row");
 	if (t)
 		diag("%s", t);
 	free(t);

@@ -380,23 +380,27 @@ static int lower_members(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo
    on the row's box, so that the members' passes over a row (softmax's max,
    subtract, exp, sum, divide) run while it is in L1 instead of each pass
    going over the whole block.  Rows shorter than ROW_MIN elements (too
-   short to vectorize well) or a box of one row keep the block passes. */
+   short to vectorize well) or a box of one row keep the block passes
+   (*rows 0); else *rows and *rowlen say how the box was split. */
 static int lower_rows(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
-		      struct hgc_tir_stmt *block, const struct box *bx, struct hgc_diag *d)
+		      struct hgc_tir_stmt *block, const struct box *bx, int64_t *rows,
+		      int64_t *rowlen, struct hgc_diag *d)
 {
 	struct box row = *bx;
 	struct hgc_tir_var *v;
 	struct hgc_tir_expr *r;
-	int64_t rowlen = 1, rows = 1;
 	int q = bx->n - 1, i;
 
+	*rows = *rowlen = 1;
 	for (i = 0; fo->reduces && i < bx->n; i++)
 		if (fo->reduced[i] && i < q)
 			q = i;
 	for (i = 0; i < bx->n; i++)
-		*(i < q ? &rows : &rowlen) *= bx->ext[i];
-	if (q <= 0 || rows < 2 || rowlen < ROW_MIN)
+		*(i < q ? rows : rowlen) *= bx->ext[i];
+	if (q <= 0 || *rows < 2 || *rowlen < ROW_MIN) {
+		*rows = 0;
 		return lower_members(cx, fo, block, bx, d);
+	}
 	for (i = 0; i < q; i++) {
 		if (bx->ext[i] == 1)
 			continue;
@@ -547,6 +551,8 @@ static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 	FILE *log;
 	struct box bx;
 	bool saved = cx->in_parallel;
+	int64_t rows, rowlen;
+	char line[256];
 
 	if (prepare(cx, fo, d))
 		return -1;
@@ -584,8 +590,14 @@ static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 	free(text);
 	if (at >= 0) {
 		cx->in_parallel = saved || inst.points[at].in_parallel;
-		rc = lower_rows(cx, fo, inst.points[at].block, &bx, d);
+		rc = lower_rows(cx, fo, inst.points[at].block, &bx, &rows, &rowlen, d);
 		cx->in_parallel = saved;
+		if (!rc && rows) {
+			snprintf(line, sizeof(line), "%s: members row by row at %s, %lld rows of %lld",
+				 fused_name(cx, fo), bind.t->anchors[at].name, (long long)rows,
+				 (long long)rowlen);
+			log_line(st->o, line);
+		}
 	} else {
 		rc = lower_members(cx, fo, block, NULL, d);
 	}
