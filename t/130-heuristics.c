@@ -267,7 +267,11 @@ static void test_plain(void)
 	ok(!best_of("matmul_plain", 128, 1024, 512, 2, r), "matmul_plain refuses K = 1024");
 	ok(!best_of("matmul_plain", 127, 256, 512, 2, r) || pv(&r->top[0].env, "MB") == 127,
 	   "matmul_plain on 127 rows: only a whole-M block");
-	ok(!best_of("matmul_plain", 128, 1000, 512, 2, r), "matmul_plain refuses K no block divides");
+	ok(!best_of("matmul_plain", 128, 1004, 512, 2, r), "matmul_plain refuses K no block divides");
+	found = best_of("matmul_plain", 512, 845, 1024, 1, r);
+	ok(found && 845 % pv(&r->top[0].env, "KB") == 0 && pv(&r->top[0].env, "KB") < 845,
+	   "matmul_plain takes K = 845 in blocks of a divisor, A unpadded (KB=%d)",
+	   found ? (int)pv(&r->top[0].env, "KB") : 0);
 	ok(!best_of("matmul_plain", 128, 479, 1024, 2, r), "matmul_plain refuses a call's B beyond 16 KiB");
 	found = best_of("matmul_packa", 128, 479, 1024, 2, r);
 	ok(found && r->top[0].est.eff > 0.8,
