@@ -187,18 +187,24 @@ double hgc_heur_spill_ns(const struct hgc_heur_ctx *cx, int64_t ws, int64_t byte
 	return (double)bytes * (double)(times - 1) / cx->mc->l3_bw;
 }
 
-/* Whether operand i's canonical indices are its graph tensor's own. */
-static bool identity(const struct hgc_tmpl_bind *b, int i)
+/* Whether operand i's graph tensor is its layout l itself: every physical
+   dim a whole canonical dim, in the graph tensor's memory order (the
+   canonical order for a template that gives no layout). */
+static bool identity(const struct hgc_tmpl_bind *b, int i, const struct hgc_tmpl_layout *l)
 {
 	const struct hgc_tmpl_map *mp = &b->map[i];
-	int j;
+	int j, d;
 
-	if (mp->n != b->t->operand_rank[i])
+	if (mp->n != b->t->operand_rank[i] || (l->declared && l->nphys != mp->n))
 		return false;
-	for (j = 0; j < mp->n; j++)
-		if (mp->d[j].c != j || mp->d[j].div > 1 ||
-		    (mp->d[j].mod && mp->d[j].mod != b->dims[i][j]))
+	for (j = 0; j < mp->n; j++) {
+		d = l->declared ? l->phys[j].dim : j;
+		if (l->declared && l->phys[j].kind != HGC_TMPL_WHOLE)
 			return false;
+		if (mp->d[j].c != d || mp->d[j].div > 1 ||
+		    (mp->d[j].mod && mp->d[j].mod != b->dims[i][d]))
+			return false;
+	}
 	return true;
 }
 
@@ -216,7 +222,7 @@ double hgc_heur_pack_layouts(const struct hgc_heur_ctx *cx, const struct hgc_tmp
 	for (i = 0; i <= cx->b->t->ninputs; i++) {
 		cx->b->t->layout(&tmp, i, &l);
 		/* a plain operand is read or written in place (tmpl_inst.c) */
-		if (!l.declared && identity(cx->b, i))
+		if (identity(cx->b, i, &l))
 			continue;
 		for (n = 1, j = 0; j < l.nphys; j++)
 			n *= l.phys[j].extent;

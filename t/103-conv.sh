@@ -41,7 +41,7 @@ chosen() {
 	"$HGC" explain "$1" | sed -n 's/.*chosen .*\b'"$2"'=\([0-9]*\).*/\1/p' | head -1
 }
 
-echo "1..13"
+echo "1..15"
 
 conv r3b 1 128 28 128 3 1 1 "" > "$tmp/r3b.hgc"
 owb=$(chosen "$tmp/r3b.hgc" OWB)
@@ -113,3 +113,10 @@ for be in jit c; do
 	"$HGC" run --backend=$be "$tmp/r3s.hgc" > "$tmp/r3s.$be" 2>&1
 	ok $? "the in-place 1x1 conv matches the interpreter on $be"
 done
+
+# the estimate knows the channels-last tensors are not copied; NCX ones are
+"$HGC" explain "$tmp/r3s.hgc" | grep -q 'chosen .*packing 0\.0;'
+ok $? "conv_1x1 on channels-last tensors: no packing in the estimate"
+sed 's/"NXC"/"NCX"/; s/f32\[2, 14, 14, 32\]/f32[2, 32, 14, 14]/' "$tmp/r3s.hgc" > "$tmp/r3n.hgc"
+"$HGC" explain "$tmp/r3n.hgc" | grep 'chosen' | grep -q -v 'packing 0\.0;'
+ok $? "conv_1x1 on channels-first tensors: their packing is estimated"
