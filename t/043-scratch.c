@@ -2,13 +2,15 @@
  * t/043-scratch.c: runtime/scratch.c.  Blocks are aligned and writable;
  * large freed blocks come back to the next request of a size they hold (the
  * pool that spares each run of a graph its page faults), small ones and
- * much smaller requests do not take them; the pool stays bounded; threads
+ * much smaller requests do not take them; the pool stays bounded (in
+ * blocks, and in bytes by a quarter of the physical memory); threads
  * allocating and freeing at once never share a live block.  Sanitizer
  * builds run without the pool, so the pool checks are skipped there.
  */
 #include <omp.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runtime/runtime.h"
 #include "tap.h"
@@ -64,26 +66,37 @@ static void check_reuse(void)
 	ok(blocks == 0 && bytes == 0, "trim empties the pool");
 }
 
-/* However many blocks are freed, the pool keeps at most 32 and 1 GiB. */
+/* The most bytes the pool keeps: a quarter of the physical memory, at least 1 GiB. */
+static int64_t bound(void)
+{
+	int64_t b = (int64_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE) / 4;
+
+	return b < ((int64_t)1 << 30) ? (int64_t)1 << 30 : b;
+}
+
+/* However many blocks are freed, the pool keeps at most 31 and its byte bound. */
 static void check_bounds(void)
 {
 	void *p[40];
 	int blocks, i;
-	int64_t bytes;
+	int64_t bytes, big = bound() / 3 + 4096;
 
 	for (i = 0; i < 40; i++)
 		p[i] = hgc_rt_scratch_alloc((int64_t)(i + 1) << 17);
 	for (i = 0; i < 40; i++)
 		hgc_rt_scratch_free(p[i]);
 	hgc_rt_scratch_pooled(&blocks, &bytes);
-	ok(blocks < 32 && bytes <= ((int64_t)1 << 30), "40 freed blocks: the pool keeps %d", blocks);
-	for (i = 0; i < 3; i++)
-		p[i] = hgc_rt_scratch_alloc((int64_t)600 << 20);
-	for (i = 0; i < 3; i++)
+	ok(blocks < 32, "40 freed blocks: the pool keeps %d", blocks);
+	hgc_rt_scratch_trim();
+	/* never touched, so the system only reserves them */
+	for (i = 0; i < 4; i++)
+		p[i] = hgc_rt_scratch_alloc(big);
+	for (i = 0; i < 4; i++)
 		hgc_rt_scratch_free(p[i]);
 	hgc_rt_scratch_pooled(&blocks, &bytes);
-	ok(bytes <= ((int64_t)1 << 30), "three 600 MiB blocks: at most 1 GiB stays (%lld MiB)",
-	   (long long)(bytes >> 20));
+	ok(bytes <= bound() && blocks == (POOLED ? 2 : 0),
+	   "four blocks of a third of the bound (%lld MiB): %d stay, %lld MiB",
+	   (long long)(big >> 20), blocks, (long long)(bytes >> 20));
 	hgc_rt_scratch_trim();
 }
 

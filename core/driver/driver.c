@@ -53,7 +53,7 @@ static char *plan_text(const struct hgc_tmpl_opts *to)
 /* Graph -> Tensor IR: each op in graph order over whole-tensor views, MatMul and
    Convolution offered to the templates (the config's rules checked first). */
 static struct hgc_tir_module *lower(const struct hgc_graph *g, const struct hgc_driver_opts *o,
-				    char **plan, struct hgc_diag *d)
+				    char **plan, int64_t *in_place, struct hgc_diag *d)
 {
 	struct hgc_tmpl_opts to;
 	struct hgc_lower_opts lo = { .serial = o->serial, .parallel_min = o->parallel_min,
@@ -67,6 +67,9 @@ static struct hgc_tir_module *lower(const struct hgc_graph *g, const struct hgc_
 	to.nrules = o->nrules;
 	if (!hgc_fused_pass_off(o->rules, o->nrules, "fuse"))
 		hgc_fusion_plan(g, &fu);
+	/* members' results in place at lowering are buffer reuse too: same switch */
+	fu.in_place = !hgc_fused_pass_off(o->rules, o->nrules, "buffer_reuse");
+	fu.in_place_bytes = in_place;
 	if (hgc_tmpl_check_rules(o->rules, o->nrules, d) == 0)
 		m = hgc_fused_lower_graph(g, &lo, &to, &fu, d);
 	if (m && plan)
@@ -134,7 +137,7 @@ static void plan_append(char **plan, const char *text)
 /* The TIR passes on a verified module, switched by the `pass` rules; the buffer
    plan is appended to *plan.  -1 with d set. */
 static int tir_passes(struct hgc_tir_module *m, const struct hgc_driver_opts *o, char **plan,
-		      struct hgc_diag *d)
+		      int64_t in_place, struct hgc_diag *d)
 {
 	struct hgc_tir_passes p;
 	char *text;
@@ -143,9 +146,20 @@ static int tir_passes(struct hgc_tir_module *m, const struct hgc_driver_opts *o,
 	if (rc == 0)
 		rc = hgc_tir_passes_run(m, &p, d);
 	if (rc == 0) {
+		/* the lowering already shared these (fused members in place): without
+		   reuse each would have had a buffer of its own */
+		p.plan.bytes_lowered += in_place;
 		text = hgc_tir_plan_text(&p.plan);
 		plan_append(plan, text);
 		free(text);
+		if (in_place) {
+			char line[160];
+
+			snprintf(line, sizeof(line), "  in place at lowering: %lld bytes of fused "
+				 "members' results took a dying input's buffer (counted above)\n",
+				 (long long)in_place);
+			plan_append(plan, line);
+		}
 	}
 	hgc_tir_passes_release(&p);
 	return rc;
@@ -158,11 +172,12 @@ struct hgc_tir_module *hgc_driver_lower(const struct hgc_graph *g,
 {
 	struct hgc_tir_module *m = NULL;
 	struct hgc_graph *work;
+	int64_t in_place = 0;
 
 	if (plan)
 		*plan = NULL;
 	if ((work = graph_passes(g, o, d))) {
-		m = lower(work, o, plan, d);
+		m = lower(work, o, plan, &in_place, d);
 		hgc_graph_free(work);
 	}
 	if (m && hgc_tir_verify(m, d) < 0) {
@@ -170,7 +185,7 @@ struct hgc_tir_module *hgc_driver_lower(const struct hgc_graph *g,
 		hgc_tir_module_free(m);
 		m = NULL;
 	}
-	if (m && tir_passes(m, o, plan, d) < 0) {
+	if (m && tir_passes(m, o, plan, in_place, d) < 0) {
 		hgc_tir_module_free(m);
 		m = NULL;
 	}

@@ -15,6 +15,7 @@
 #define HGC_FUSED_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "graph.h"
@@ -43,6 +44,11 @@ struct hgc_fused_op {
 struct hgc_fusion {
 	int n;
 	struct hgc_fused_op *ops;	/* malloc'ed */
+	/* For the lowering, set by the caller after planning (the plan zeroes them):
+	   whether a member's result may take the buffer of an input that dies with
+	   it (the buffer_reuse switch), and where to add the bytes that did (or NULL). */
+	bool in_place;
+	int64_t *in_place_bytes;
 };
 
 /* fuse.c */

@@ -337,15 +337,92 @@ static int ensure_view(struct hgc_lower_ctx *cx, const struct hgc_tensor *t, boo
 	return 0;
 }
 
-/* Views for every member's inputs and outputs, before the nest is built. */
-static int prepare(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo, struct hgc_diag *d)
+/* Whether op computes each output element from its inputs' elements at the same
+   index (broadcast inputs aside), so that its output may take an input's place. */
+static bool same_index(const struct hgc_op *op)
 {
+	switch (op->kind) {
+	case HGC_OP_ADD: case HGC_OP_SUBTRACT: case HGC_OP_MULTIPLY: case HGC_OP_DIVIDE:
+	case HGC_OP_MAXIMUM: case HGC_OP_MINIMUM: case HGC_OP_RELU: case HGC_OP_LEAKY_RELU:
+	case HGC_OP_GELU: case HGC_OP_SIGMOID: case HGC_OP_TANH: case HGC_OP_ELU:
+	case HGC_OP_HARD_SIGMOID: case HGC_OP_SOFT_PLUS: case HGC_OP_EXP: case HGC_OP_LOG:
+	case HGC_OP_SQRT: case HGC_OP_SQUARE: case HGC_OP_ABS: case HGC_OP_RECIPROCAL:
+	case HGC_OP_POW: case HGC_OP_CLAMP: case HGC_OP_ROUND: case HGC_OP_ERF:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Whether every op of the graph that reads u is member i of fo or a member before it. */
+static bool read_only_up_to(const struct hgc_graph *g, const struct hgc_fused_op *fo, int i,
+			    const struct hgc_tensor *u)
+{
+	for (size_t k = 0; k < g->ops.len; k++) {
+		const struct hgc_op *op = HGC_GRAPH_OP(g, k);
+		bool member = false;
+
+		for (int j = 0; j <= i; j++)
+			member |= fo->member[j] == op;
+		for (int j = 0; j < op->nin && !member; j++)
+			if (op->in[j] == u)
+				return false;
+	}
+	return true;
+}
+
+/*
+ * The input of member i whose buffer its result may take (in place), or
+ * NULL.  The members run in graph order on each slice, so when every reader
+ * of an input is member i or a member before it, that input is dead once
+ * member i has read an element, and member i reads and writes each element
+ * at the same index.  Without this every member wrote a whole-tensor
+ * temporary of its own (attention's scores at batch 32 and 384 tokens: 300
+ * MB each, four of them), which the TIR passes cannot always share, as the
+ * indices of a folded batch are not affine.
+ */
+static const struct hgc_tensor *in_place_input(struct hgc_lower_ctx *cx,
+					       const struct hgc_fused_op *fo, int i)
+{
+	const struct hgc_op *op = fo->member[i];
+	const struct hgc_tensor *t = op->out[0], *u;
+
+	if (!cx->g || !same_index(op) || hgc_graph_is_output(cx->g, t))
+		return NULL;
+	for (int j = 0; j < op->nin; j++) {
+		u = op->in[j];
+		if (!cx->have[u->id] || !u->producer || u->dtype != t->dtype ||
+		    u->ndims != t->ndims || hgc_graph_is_output(cx->g, u) ||
+		    memcmp(u->dims, t->dims, sizeof(int64_t) * (size_t)t->ndims) ||
+		    cx->views[u->id].load || cx->views[u->id].ndims != t->ndims ||
+		    !cx->views[u->id].tensor || cx->views[u->id].tensor->scope != HGC_TIR_LOCAL ||
+		    !read_only_up_to(cx->g, fo, i, u))
+			continue;
+		return u;
+	}
+	return NULL;
+}
+
+/* Views for every member's inputs and outputs, before the nest is built; a
+   member's result takes the buffer of an input that dies with it. */
+static int prepare(struct hgc_lower_ctx *cx, const struct fstate *st,
+		   const struct hgc_fused_op *fo, struct hgc_diag *d)
+{
+	const struct hgc_tensor *u, *t;
 	int i, j;
 
 	for (i = 0; i < fo->nmembers; i++) {
 		for (j = 0; j < fo->member[i]->nin; j++)
 			if (ensure_view(cx, fo->member[i]->in[j], false, d))
 				return -1;
+		t = fo->member[i]->out[0];
+		if (st->f->in_place && !cx->have[t->id] && (u = in_place_input(cx, fo, i))) {
+			cx->views[t->id] = cx->views[u->id];
+			cx->have[t->id] = true;
+			if (st->f->in_place_bytes)
+				*st->f->in_place_bytes += (int64_t)hgc_tensor_nbytes(t);
+			continue;
+		}
 		if (ensure_view(cx, fo->member[i]->out[0], true, d))
 			return -1;
 	}
@@ -554,7 +631,7 @@ static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 	int64_t rows, rowlen;
 	char line[256];
 
-	if (prepare(cx, fo, d))
+	if (prepare(cx, st, fo, d))
 		return -1;
 	if (!st->o->off)
 		rc = choose_fused(st->o, fo, op, &bind, &env, d);
@@ -664,7 +741,7 @@ static int lower_region(struct hgc_lower_ctx *cx, struct fstate *st, const struc
 	struct box bx;
 	char line[256];
 
-	if (prepare(cx, fo, d))
+	if (prepare(cx, st, fo, d))
 		return -1;
 	for (i = 0; fo->reduces && i < dom->ndims; i++)
 		if (fo->reduced[i] && i < k)
