@@ -871,8 +871,9 @@ static const char *const reserved[] = {
 	"dom_grid", "dom_list", "dom_range", "ebin", "eload", "eneg", "enumerate", "ew_begin",
 	"ew_end", "fail", "find", "for", "if", "inst_release", "instantiate", "k", "kb", "let",
 	"lower_graph", "lower_tunable", "max", "min", "mod", "mul", "neg", "neg_x", "not_x",
-	"opts_init", "opts_release", "padding", "pfor", "pfor_end", "print", "print_params",
-	"range", "ref", "registry", "slice", "sub", "sym", "tensor", "var", "visit_fn",
+	"opts_init", "opts_release", "padding", "pfor", "pfor_end", "pins_of", "print",
+	"print_params", "range", "ref", "registry", "slice", "sub", "sym", "tensor", "used", "var",
+	"visit_fn",
 };
 
 /* Report a template name that is reserved; true if it is. */

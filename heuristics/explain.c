@@ -16,41 +16,6 @@
 #include <string.h>
 #include <strings.h>
 
-/* The pins of template t among the rules. */
-static int pins_of(const struct hgc_tmpl_opts *o, const struct hgc_tmpl *t,
-		   struct hgc_tmpl_pin *pins, int cap)
-{
-	size_t len = strlen(t->name);
-	char *end;
-	int i, n = 0;
-
-	for (i = 0; i < o->nrules && n < cap; i++) {
-		const struct hgc_tmpl_rule *r = &o->rules[i];
-
-		if (strcmp(r->kind, "pin") || strncmp(r->key, t->name, len) || r->key[len] != '.')
-			continue;
-		pins[n].sym = hgc_tmpl_sym(t, r->key + len + 1);
-		pins[n].rule = r;
-		errno = 0;
-		pins[n].value = strtoll(r->value, &end, 10);
-		if (pins[n].sym >= 0 && !errno && end != r->value && !*end)
-			n++;
-	}
-	return n;
-}
-
-/* The template a `use` rule names for op, or NULL. */
-static const struct hgc_tmpl *used(const struct hgc_tmpl_opts *o, const struct hgc_op *op)
-{
-	int i;
-
-	for (i = 0; i < o->nrules; i++)
-		if (!strcmp(o->rules[i].kind, "use") &&
-		    !strcasecmp(o->rules[i].key, hgc_op_table[op->kind].name))
-			return hgc_tmpl_find(o->rules[i].value);
-	return NULL;
-}
-
 /* Search template t for op: 1 found (r set), 0 it does not apply (why), -1 error. */
 static int try_one(const struct hgc_tmpl_opts *o, const struct hgc_tmpl *t,
 		   const struct hgc_op *op, struct hgc_heur_result *r, char *why, size_t n,
@@ -63,7 +28,7 @@ static int try_one(const struct hgc_tmpl_opts *o, const struct hgc_tmpl *t,
 
 	if (hgc_tmpl_bind(t, op, threads, &b) < 0)
 		return snprintf(why, n, "%s: %s", t->name, b.why), 0;
-	np = pins_of(o, t, pins, 32);
+	np = hgc_tmpl_pins_of(o, t, pins, 32);
 	hgc_diag_init(&tmp);
 	rc = hgc_heur_search(&b, pins, np, r, np ? d : &tmp);
 	if (rc < 0 && !np)
@@ -76,7 +41,7 @@ static int try_one(const struct hgc_tmpl_opts *o, const struct hgc_tmpl *t,
 static int explain_op(FILE *f, const struct hgc_op *op, const struct hgc_tmpl_opts *o,
 		      struct hgc_diag *d)
 {
-	const struct hgc_tmpl *t = used(o, op);
+	const struct hgc_tmpl *t = hgc_tmpl_used(o, op);
 	struct hgc_heur_result r;
 	char why[512] = "no template serves it";
 	int i, rc = 0;

@@ -55,6 +55,9 @@ struct hgc_fusion {
 /* Plan fine-grained fusion of g into f (release it with hgc_fusion_release). */
 void hgc_fusion_plan(const struct hgc_graph *g, struct hgc_fusion *f);
 void hgc_fusion_release(struct hgc_fusion *f);
+/* Whether kind is elementwise: each output element from the inputs' elements at
+   the same index (broadcast inputs aside), so a fused op may take it as a post-op. */
+bool hgc_fusion_eltwise_kind(enum hgc_op_kind k);
 /* The fused op whose anchor is op, or NULL. */
 const struct hgc_fused_op *hgc_fusion_of(const struct hgc_fusion *f, const struct hgc_op *op);
 /* The region (fused op without anchor) whose first member is op, or NULL. */

@@ -226,6 +226,20 @@ int64_t hgc_tensor_nelems(const struct hgc_tensor *t)
 	return hgc_dims_prod(t->ndims, t->dims);
 }
 
+/* Whether t is stored plain, dense and row-major (dims of 1 may have any stride). */
+bool hgc_tensor_is_dense(const struct hgc_tensor *t)
+{
+	int64_t s = 1;
+	int i;
+
+	if (t->layout.kind != HGC_LAYOUT_PLAIN)
+		return false;
+	for (i = t->ndims - 1; i >= 0; s *= t->dims[i--])
+		if (t->dims[i] > 1 && t->layout.strides[i] != s)
+			return false;
+	return true;
+}
+
 /* Bytes of a dense buffer holding t. */
 size_t hgc_tensor_nbytes(const struct hgc_tensor *t)
 {

@@ -253,6 +253,8 @@ int hgc_graph_finish_op(struct hgc_graph *g, struct hgc_op *op, struct hgc_diag 
 void hgc_graph_add_output(struct hgc_graph *g, struct hgc_tensor *t);
 int64_t hgc_tensor_nelems(const struct hgc_tensor *t);
 size_t hgc_tensor_nbytes(const struct hgc_tensor *t);
+/* Whether t is stored plain, dense and row-major (dims of 1 may have any stride). */
+bool hgc_tensor_is_dense(const struct hgc_tensor *t);
 enum hgc_op_kind hgc_op_kind_parse(const char *name, size_t len);	/* HGC_OP_COUNT if unknown */
 
 /* attr.c: attribute access with schema defaults (only for names in the schema). */

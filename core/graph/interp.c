@@ -12,20 +12,6 @@ struct interp {
 	int n;			/* ids in use: g->next_id */
 };
 
-/* Is t stored dense and row-major? */
-static bool is_dense(const struct hgc_tensor *t)
-{
-	int64_t s = 1;
-	int i;
-
-	if (t->layout.kind != HGC_LAYOUT_PLAIN)
-		return false;
-	for (i = t->ndims - 1; i >= 0; s *= t->dims[i--])
-		if (t->dims[i] > 1 && t->layout.strides[i] != s)
-			return false;
-	return true;
-}
-
 /* A tensor the interpreter can hold: a valid id, a type, a plain dense layout, a sane size. */
 static int check_tensor(struct interp *it, const struct hgc_tensor *t, struct hgc_diag *d)
 {
@@ -33,7 +19,7 @@ static int check_tensor(struct interp *it, const struct hgc_tensor *t, struct hg
 		return hgc_error(d, NULL, "interp: tensor %%%d does not belong to the graph", t->id);
 	if (t->dtype == HGC_DT_UNDEF)
 		return hgc_error(d, NULL, "interp: tensor %%%d has no type", t->id);
-	if (!is_dense(t))
+	if (!hgc_tensor_is_dense(t))
 		return hgc_error(d, NULL, "interp: tensor %%%d is not plain and dense", t->id);
 	if (hgc_tensor_nelems(t) > ((int64_t)1 << 38))
 		return hgc_error(d, NULL, "interp: tensor %%%d is too large", t->id);

@@ -59,40 +59,6 @@ static void log_line(struct hgc_tmpl_opts *o, const char *text)
 	*(char **)hgc_vec_push(&o->log) = strdup(text);
 }
 
-/* The pins of t among the rules. */
-static int pins_of(const struct hgc_tmpl_opts *o, const struct hgc_tmpl *t,
-		   struct hgc_tmpl_pin *pins, int cap)
-{
-	size_t len = strlen(t->name);
-	char *end;
-	int i, n = 0;
-
-	for (i = 0; i < o->nrules && n < cap; i++) {
-		const struct hgc_tmpl_rule *r = &o->rules[i];
-
-		if (strcmp(r->kind, "pin") || strncmp(r->key, t->name, len) || r->key[len] != '.')
-			continue;
-		pins[n].sym = hgc_tmpl_sym(t, r->key + len + 1);
-		pins[n].rule = r;
-		pins[n].value = strtoll(r->value, &end, 10);
-		if (pins[n].sym >= 0 && end != r->value && !*end)
-			n++;
-	}
-	return n;
-}
-
-/* The template a `use` rule names for op, or NULL. */
-static const struct hgc_tmpl *used(const struct hgc_tmpl_opts *o, const struct hgc_op *op)
-{
-	int i;
-
-	for (i = 0; i < o->nrules; i++)
-		if (!strcmp(o->rules[i].kind, "use") &&
-		    !strcasecmp(o->rules[i].key, hgc_op_table[op->kind].name))
-			return hgc_tmpl_find(o->rules[i].value);
-	return NULL;
-}
-
 /* Bind and choose template t for op: 1, 0 (does not apply), -1 (a pin fails).
    With rows set (a fused row reduction), NPN is pinned to 1 unless the
    config pins it, so that each thread's post-op slices hold whole rows; the
@@ -108,7 +74,7 @@ static int choose(struct hgc_tmpl_opts *o, const struct hgc_tmpl *t, const struc
 
 	if (!t || t->op != op->kind || hgc_tmpl_bind(t, op, threads, bind) < 0)
 		return 0;
-	npins = pins_of(o, t, pins, 32);
+	npins = hgc_tmpl_pins_of(o, t, pins, 32);
 	for (i = 0; i < npins; i++)
 		if (pins[i].sym == npn)
 			rows = false;
@@ -127,7 +93,7 @@ static int choose_fused(struct hgc_tmpl_opts *o, const struct hgc_fused_op *fo,
 			const struct hgc_op *op, struct hgc_tmpl_bind *bind,
 			struct hgc_tmpl_env *env, struct hgc_diag *d)
 {
-	const struct hgc_tmpl *t = used(o, op), *c;
+	const struct hgc_tmpl *t = hgc_tmpl_used(o, op), *c;
 	int i, rc = 0;
 
 	for (i = 0; !rc && (t ? i < 1 : !!hgc_tmpl_registry[i]); i++) {
@@ -337,23 +303,6 @@ static int ensure_view(struct hgc_lower_ctx *cx, const struct hgc_tensor *t, boo
 	return 0;
 }
 
-/* Whether op computes each output element from its inputs' elements at the same
-   index (broadcast inputs aside), so that its output may take an input's place. */
-static bool same_index(const struct hgc_op *op)
-{
-	switch (op->kind) {
-	case HGC_OP_ADD: case HGC_OP_SUBTRACT: case HGC_OP_MULTIPLY: case HGC_OP_DIVIDE:
-	case HGC_OP_MAXIMUM: case HGC_OP_MINIMUM: case HGC_OP_RELU: case HGC_OP_LEAKY_RELU:
-	case HGC_OP_GELU: case HGC_OP_SIGMOID: case HGC_OP_TANH: case HGC_OP_ELU:
-	case HGC_OP_HARD_SIGMOID: case HGC_OP_SOFT_PLUS: case HGC_OP_EXP: case HGC_OP_LOG:
-	case HGC_OP_SQRT: case HGC_OP_SQUARE: case HGC_OP_ABS: case HGC_OP_RECIPROCAL:
-	case HGC_OP_POW: case HGC_OP_CLAMP: case HGC_OP_ROUND: case HGC_OP_ERF:
-		return true;
-	default:
-		return false;
-	}
-}
-
 /* Whether every op of the graph that reads u is member i of fo or a member before it. */
 static bool read_only_up_to(const struct hgc_graph *g, const struct hgc_fused_op *fo, int i,
 			    const struct hgc_tensor *u)
@@ -387,7 +336,7 @@ static const struct hgc_tensor *in_place_input(struct hgc_lower_ctx *cx,
 	const struct hgc_op *op = fo->member[i];
 	const struct hgc_tensor *t = op->out[0], *u;
 
-	if (!cx->g || !same_index(op) || hgc_graph_is_output(cx->g, t))
+	if (!cx->g || !hgc_fusion_eltwise_kind(op->kind) || hgc_graph_is_output(cx->g, t))
 		return NULL;
 	for (int j = 0; j < op->nin; j++) {
 		u = op->in[j];

@@ -95,20 +95,6 @@ int hgc_lower_op(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct hgc_t
 	return lowerers[op->kind](cx, op, block, in, out, d);
 }
 
-/* Is t stored dense and row-major (plain)? */
-static bool is_dense(const struct hgc_tensor *t)
-{
-	int64_t s = 1;
-	int i;
-
-	if (t->layout.kind != HGC_LAYOUT_PLAIN)
-		return false;
-	for (i = t->ndims - 1; i >= 0; s *= t->dims[i--])
-		if (t->dims[i] > 1 && t->layout.strides[i] != s)
-			return false;
-	return true;
-}
-
 /* A name for the TIR tensor of t: its own, or a prefix and its id. */
 static const char *tensor_name(struct hgc_lower_ctx *cx, const struct hgc_tensor *t,
 			       const char *prefix)
@@ -144,7 +130,7 @@ static struct hgc_tir_tensor *add_param(struct hgc_lower_ctx *cx, const struct h
 	int64_t dims[HGC_MAX_DIMS];
 	int n = tir_dims(t, dims);
 
-	if (!is_dense(t)) {
+	if (!hgc_tensor_is_dense(t)) {
 		hgc_error(d, t->loc.file ? &t->loc : NULL,
 			  "cannot lower graph %s %%%d with a non-dense layout yet",
 			  prefix[0] == 'i' ? "input" : "output", t->id);
@@ -212,7 +198,7 @@ static int define_local(struct hgc_lower_ctx *cx, const struct hgc_tensor *t,
 	bool padded;
 	int n;
 
-	if (is_dense(t)) {
+	if (hgc_tensor_is_dense(t)) {
 		n = tir_dims(t, dims);
 		tt = hgc_tir_tensor_newc(cx->m, name, ty, HGC_TIR_LOCAL, n, dims);
 		hgc_tir_def_tensor(cx->m, cx->f->body, tt);

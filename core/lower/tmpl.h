@@ -545,6 +545,11 @@ int hgc_tmpl_lower_tunable(struct hgc_lower_ctx *cx, const struct hgc_op *op,
 /* Check use and pin rules against the registry (names, op kinds, parameters,
    values); -1 with d set at the rule. */
 int hgc_tmpl_check_rules(const struct hgc_tmpl_rule *r, int n, struct hgc_diag *d);
+/* The pins of template t among o's (checked) rules, at most cap, into pins; their count. */
+int hgc_tmpl_pins_of(const struct hgc_tmpl_opts *o, const struct hgc_tmpl *t,
+		     struct hgc_tmpl_pin *pins, int cap);
+/* The template a `use` rule of o names for op, or NULL. */
+const struct hgc_tmpl *hgc_tmpl_used(const struct hgc_tmpl_opts *o, const struct hgc_op *op);
 /* hgc_lower_graph with templates for the tunable ops. */
 struct hgc_tir_module *hgc_tmpl_lower_graph(const struct hgc_graph *g, struct hgc_tmpl_opts *o,
 					    struct hgc_diag *d);

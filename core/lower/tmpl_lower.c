@@ -116,7 +116,7 @@ int hgc_tmpl_check_rules(const struct hgc_tmpl_rule *r, int n, struct hgc_diag *
 }
 
 /* The pins of template t (checked rules), into pins; their count. */
-static int pins_of(const struct hgc_tmpl_opts *o, const struct hgc_tmpl *t,
+int hgc_tmpl_pins_of(const struct hgc_tmpl_opts *o, const struct hgc_tmpl *t,
 		   struct hgc_tmpl_pin *pins, int cap)
 {
 	const struct hgc_tmpl_rule *r;
@@ -144,6 +144,14 @@ static const struct hgc_tmpl_rule *use_of(const struct hgc_tmpl_opts *o, enum hg
 		if (!strcmp(o->rules[i].kind, "use") && op_named(o->rules[i].key) == k)
 			return &o->rules[i];
 	return NULL;
+}
+
+/* The template a `use` rule names for op, or NULL. */
+const struct hgc_tmpl *hgc_tmpl_used(const struct hgc_tmpl_opts *o, const struct hgc_op *op)
+{
+	const struct hgc_tmpl_rule *r = use_of(o, op->kind);
+
+	return r ? hgc_tmpl_find(r->value) : NULL;
 }
 
 /* Whether the views are the op's whole tensors (templates bind whole tensors). */
@@ -206,7 +214,7 @@ static int try_template(struct hgc_lower_ctx *cx, struct hgc_tmpl_opts *o,
 
 	if (hgc_tmpl_bind(t, op, threads, &bind) < 0)
 		return snprintf(why, nwhy, "%s: %s", t->name, bind.why), 0;
-	npins = pins_of(o, t, pins, 32);
+	npins = hgc_tmpl_pins_of(o, t, pins, 32);
 	hgc_diag_init(&tmp);
 	rc = hgc_tmpl_choose(&bind, pins, npins, &env, npins ? d : &tmp);
 	if (rc < 0 && !npins)

@@ -19,8 +19,9 @@
 
 #define MAX_IN 8		/* inputs of a member op */
 
-/* Whether kind is an elementwise op a fused op may take as a post-op. */
-static bool eltwise_kind(enum hgc_op_kind k)
+/* Whether kind is an elementwise op a fused op may take as a post-op: each output
+   element from the inputs' elements at the same index (broadcast inputs aside). */
+bool hgc_fusion_eltwise_kind(enum hgc_op_kind k)
 {
 	switch (k) {
 	case HGC_OP_ADD: case HGC_OP_SUBTRACT: case HGC_OP_MULTIPLY: case HGC_OP_DIVIDE:
@@ -34,20 +35,6 @@ static bool eltwise_kind(enum hgc_op_kind k)
 	default:
 		return false;
 	}
-}
-
-/* Whether t is plain, dense and row-major. */
-static bool dense(const struct hgc_tensor *t)
-{
-	int64_t s = 1;
-	int i;
-
-	if (t->layout.kind != HGC_LAYOUT_PLAIN)
-		return false;
-	for (i = t->ndims - 1; i >= 0; s *= t->dims[i--])
-		if (t->dims[i] > 1 && t->layout.strides[i] != s)
-			return false;
-	return true;
 }
 
 /* Whether a and b have the same shape. */
@@ -178,7 +165,7 @@ static bool joins_eltwise(const struct hgc_graph *g, const struct hgc_fused_op *
 	bool linked = false;
 	int i;
 
-	if (!eltwise_kind(op->kind) || (!same_shape(o, fo->domain) && !row_shape(fo, o)))
+	if (!hgc_fusion_eltwise_kind(op->kind) || (!same_shape(o, fo->domain) && !row_shape(fo, o)))
 		return false;
 	for (i = 0; i < op->nin; i++) {
 		t = op->in[i];
@@ -204,7 +191,7 @@ static void try_join(const struct hgc_graph *g, struct hgc_fused_op *fo, long ap
 	bool site[HGC_MAX_DIMS];
 	int i, nadd = 0;
 
-	if (op->nout != 1 || !dense(op->out[0]) || op->nin > MAX_IN)
+	if (op->nout != 1 || !hgc_tensor_is_dense(op->out[0]) || op->nin > MAX_IN)
 		return;
 	if (joins_reduce(fo, op, site)) {
 		fo->reduces = true;
@@ -240,14 +227,14 @@ static bool seed(const struct hgc_graph *g, long pos, struct hgc_fused_op *fo)
 	int i;
 
 	memset(fo, 0, sizeof(*fo));
-	if (op->nout != 1 || !dense(op->out[0]) || op->nin > MAX_IN)
+	if (op->nout != 1 || !hgc_tensor_is_dense(op->out[0]) || op->nin > MAX_IN)
 		return false;
 	if (reduce_kind(op->kind) && op->nin == 1 && op->in[0]->ndims >= 2 &&
-	    dense(op->in[0]) && trailing_axes(op, site)) {
+	    hgc_tensor_is_dense(op->in[0]) && trailing_axes(op, site)) {
 		fo->domain = op->in[0];
 		fo->reduces = true;
 		memcpy(fo->reduced, site, sizeof(fo->reduced));
-	} else if (eltwise_kind(op->kind) && op->out[0]->ndims >= 2) {
+	} else if (hgc_fusion_eltwise_kind(op->kind) && op->out[0]->ndims >= 2) {
 		fo->domain = op->out[0];
 	} else {
 		return false;
@@ -299,7 +286,7 @@ static const struct hgc_op *pre_op(const struct hgc_graph *g, const struct hgc_t
 	int n, i;
 
 	if (!op || op->kind != HGC_OP_STATIC_TRANSPOSE || op->in[0]->producer ||
-	    t->ndims < 2 || uses(g, t) != 1 || !dense(op->in[0]))
+	    t->ndims < 2 || uses(g, t) != 1 || !hgc_tensor_is_dense(op->in[0]))
 		return NULL;
 	n = hgc_op_ints(op, "order", &order);
 	if (n != t->ndims)
@@ -317,7 +304,7 @@ static const struct hgc_op *pre_op(const struct hgc_graph *g, const struct hgc_t
 static bool anchor_op(const struct hgc_op *op)
 {
 	return op->kind == HGC_OP_MATMUL && op->nout == 1 && op->out[0]->ndims >= 2 &&
-	       dense(op->out[0]);
+	       hgc_tensor_is_dense(op->out[0]);
 }
 
 /* Add fo to the plan. */
