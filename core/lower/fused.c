@@ -10,10 +10,9 @@
  * reduction among the members the anchor's box must also span the reduced
  * axes, and NPN = 1 is asked of the template first.  Without a template or
  * a candidate they follow the op over whole tensors.  A region (fusible
- * ops alone) is one loop over blocks of rows, every member on the block.
+ * ops alone) is lowered by region.c.
  */
-#include "fused.h"
-#include "lower_int.h"
+#include "fused_int.h"
 
 #include <omp.h>
 #include <stdlib.h>
@@ -21,26 +20,7 @@
 #include <strings.h>
 
 #define CALL_COST 64		/* an anchor invocation, in element accesses */
-#define L1_BYTES 32768		/* the data a slice may touch and stay in L1 */
 #define ROW_MIN 64		/* elements a row needs for the members to go row by row */
-
-/* The lowering state: the plan and the template options. */
-struct fstate {
-	const struct hgc_fusion *f;
-	struct hgc_tmpl_opts *o;
-	struct hgc_lower_opts plain;	/* the options hgc_tmpl_lower_tunable expects */
-	struct hgc_tir_stmt *last;	/* the previous fused op's parallel loop, while
-					   no other op came after it */
-	const char *last_name;		/* its fused op, for the log */
-	int groups;			/* merge groups given so far */
-};
-
-/* A box of the result: start and extent per canonical dim. */
-struct box {
-	int n;
-	struct hgc_tir_expr *start[HGC_MAX_DIMS];
-	int64_t ext[HGC_MAX_DIMS];
-};
 
 /* Whether the rules switch pass name off. */
 bool hgc_fused_pass_off(const struct hgc_tmpl_rule *r, int n, const char *name)
@@ -54,7 +34,7 @@ bool hgc_fused_pass_off(const struct hgc_tmpl_rule *r, int n, const char *name)
 }
 
 /* Add a line to the template log. */
-static void log_line(struct hgc_tmpl_opts *o, const char *text)
+void hgc_fused_log(struct hgc_tmpl_opts *o, const char *text)
 {
 	*(char **)hgc_vec_push(&o->log) = strdup(text);
 }
@@ -139,8 +119,8 @@ static bool slice_box(struct hgc_tir_module *m, const struct hgc_tmpl_layout *l,
 }
 
 /* (x / div) % mod as an index expression (x is copied; NULL is 0). */
-static struct hgc_tir_expr *fold_index(struct hgc_tir_module *m, struct hgc_tir_expr *x,
-				       int64_t div, int64_t mod)
+struct hgc_tir_expr *hgc_fused_fold_index(struct hgc_tir_module *m, struct hgc_tir_expr *x,
+					  int64_t div, int64_t mod)
 {
 	if (!x)
 		return NULL;
@@ -175,7 +155,8 @@ static bool graph_box(struct hgc_tir_module *m, const struct hgc_tmpl_bind *bind
 		if (cb->ext[c] == cd[c])	/* whole (the boxes tile the result) */
 			gb->ext[g] = o->dims[g];
 		else if (cb->ext[c] == 1)
-			gb->start[g] = fold_index(m, cb->start[c], mp->d[g].div, mp->d[g].mod);
+			gb->start[g] = hgc_fused_fold_index(m, cb->start[c], mp->d[g].div,
+							    mp->d[g].mod);
 		else if (mp->d[g].div == 1 && (!mp->d[g].mod || mp->d[g].mod == cd[c]) &&
 			 o->dims[g] == cd[c])
 			gb->start[g] = cb->start[c], gb->ext[g] = cb->ext[c];
@@ -354,8 +335,8 @@ static const struct hgc_tensor *in_place_input(struct hgc_lower_ctx *cx,
 
 /* Views for every member's inputs and outputs, before the nest is built; a
    member's result takes the buffer of an input that dies with it. */
-static int prepare(struct hgc_lower_ctx *cx, const struct fstate *st,
-		   const struct hgc_fused_op *fo, struct hgc_diag *d)
+int hgc_fused_prepare(struct hgc_lower_ctx *cx, const struct fstate *st,
+		      const struct hgc_fused_op *fo, struct hgc_diag *d)
 {
 	const struct hgc_tensor *u, *t;
 	int i, j;
@@ -379,8 +360,8 @@ static int prepare(struct hgc_lower_ctx *cx, const struct fstate *st,
 }
 
 /* Lower the members into block, on box bx (or whole tensors). */
-static int lower_members(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
-			 struct hgc_tir_stmt *block, const struct box *bx, struct hgc_diag *d)
+int hgc_fused_members(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
+		      struct hgc_tir_stmt *block, const struct box *bx, struct hgc_diag *d)
 {
 	struct hgc_lower_view v[HGC_FUSE_MAX_EXTRA + 4], *in[HGC_FUSE_MAX_EXTRA + 4], out;
 	const struct hgc_op *op;
@@ -425,7 +406,7 @@ static int lower_rows(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
 		*(i < q ? rows : rowlen) *= bx->ext[i];
 	if (q <= 0 || *rows < 2 || *rowlen < ROW_MIN) {
 		*rows = 0;
-		return lower_members(cx, fo, block, bx, d);
+		return hgc_fused_members(cx, fo, block, bx, d);
 	}
 	for (i = 0; i < q; i++) {
 		if (bx->ext[i] == 1)
@@ -439,7 +420,7 @@ static int lower_rows(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
 		row.start[i] = r;
 		row.ext[i] = 1;
 	}
-	return lower_members(cx, fo, block, &row, d);
+	return hgc_fused_members(cx, fo, block, &row, d);
 }
 
 /* The candidate anchor for the members, its box in bx, and the log text of
@@ -515,7 +496,7 @@ static bool same_ranges(const struct hgc_tir_stmt *a, const struct hgc_tir_stmt 
 
 /* The last parallel loop among the statements of block from index from
    on, looking into nested blocks (not into loops). */
-static struct hgc_tir_stmt *new_pfor(struct hgc_tir_stmt *block, int from)
+struct hgc_tir_stmt *hgc_fused_new_pfor(struct hgc_tir_stmt *block, int from)
 {
 	struct hgc_tir_stmt *pf = NULL, *s, *in;
 	int i;
@@ -524,7 +505,7 @@ static struct hgc_tir_stmt *new_pfor(struct hgc_tir_stmt *block, int from)
 		s = block->u.block.stmts[i];
 		if (s->kind == HGC_TIR_S_PFOR)
 			pf = s;
-		else if (s->kind == HGC_TIR_S_BLOCK && (in = new_pfor(s, 0)))
+		else if (s->kind == HGC_TIR_S_BLOCK && (in = hgc_fused_new_pfor(s, 0)))
 			pf = in;
 	}
 	return pf;
@@ -534,7 +515,7 @@ static struct hgc_tir_stmt *new_pfor(struct hgc_tir_stmt *block, int from)
    loop pf, NULL if none) follows another one directly and their parallel
    loops have the same ranges, both get the same merge group (the TIR
    parallel-loop merge may join them), and the log says so. */
-static void mark_merge(struct fstate *st, struct hgc_tir_stmt *pf, const char *name)
+void hgc_fused_mark_merge(struct fstate *st, struct hgc_tir_stmt *pf, const char *name)
 {
 	char line[256];
 
@@ -545,14 +526,14 @@ static void mark_merge(struct fstate *st, struct hgc_tir_stmt *pf, const char *n
 		snprintf(line, sizeof(line), "coarse-grained: %s and %s: parallel loops over the "
 			 "same ranges, merge group %d", st->last_name, name,
 			 pf->u.pfor.merge_group);
-		log_line(st->o, line);
+		hgc_fused_log(st->o, line);
 	}
 	st->last = pf;
 	st->last_name = name;
 }
 
 /* The name of fused op fo for the log: its anchor's result, or its first member's. */
-static const char *fused_name(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo)
+const char *hgc_fused_name(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo)
 {
 	const struct hgc_tensor *t = (fo->anchor ? fo->anchor : fo->member[0])->out[0];
 
@@ -580,7 +561,7 @@ static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 	int64_t rows, rowlen;
 	char line[256];
 
-	if (prepare(cx, st, fo, d))
+	if (hgc_fused_prepare(cx, st, fo, d))
 		return -1;
 	if (!st->o->off)
 		rc = choose_fused(st->o, fo, op, &bind, &env, d);
@@ -589,9 +570,9 @@ static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 	if (!rc) {	/* naive loops, members after them */
 		if (hgc_lower_op(cx, op, block, in, out, d))
 			return -1;
-		log_line(st->o, "fused op: no template; the post-ops follow the naive loops");
+		hgc_fused_log(st->o, "fused op: no template; the post-ops follow the naive loops");
 		st->last = NULL;
-		return lower_members(cx, fo, block, NULL, d) ? -1 : 1;
+		return hgc_fused_members(cx, fo, block, NULL, d) ? -1 : 1;
 	}
 	from = block->u.block.n;
 	if (hgc_tmpl_instantiate(cx, block, &bind, &env, in, out, &inst, d) < 0)
@@ -612,7 +593,7 @@ static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 	for (i = 0; i < fo->nmembers; i++)
 		fprintf(log, " %s", hgc_op_table[fo->member[i]->kind].name);
 	fclose(log);
-	log_line(st->o, text);
+	hgc_fused_log(st->o, text);
 	free(text);
 	if (at >= 0) {
 		cx->in_parallel = saved || inst.points[at].in_parallel;
@@ -620,103 +601,15 @@ static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 		cx->in_parallel = saved;
 		if (!rc && rows) {
 			snprintf(line, sizeof(line), "%s: members row by row at %s, %lld rows of %lld",
-				 fused_name(cx, fo), bind.t->anchors[at].name, (long long)rows,
+				 hgc_fused_name(cx, fo), bind.t->anchors[at].name, (long long)rows,
 				 (long long)rowlen);
-			log_line(st->o, line);
+			hgc_fused_log(st->o, line);
 		}
 	} else {
-		rc = lower_members(cx, fo, block, NULL, d);
+		rc = hgc_fused_members(cx, fo, block, NULL, d);
 	}
 	hgc_tmpl_inst_release(&inst);
-	mark_merge(st, new_pfor(block, from), fused_name(cx, fo));
-	return rc ? -1 : 1;
-}
-
-/* Rows per block of a region: the largest divisor of rows whose block of
-   every tensor touched (nt of them, rowlen f32 elements a row) fits in L1,
-   at least 1. */
-static int64_t region_rows(int64_t rows, int64_t rowlen, int nt)
-{
-	int64_t rb;
-
-	for (rb = rows; rb > 1; rb--)
-		if (rows % rb == 0 && rb * rowlen * 4 * nt <= L1_BYTES)
-			break;
-	return rb;
-}
-
-/* The box of block i of a region: the dims before k-1 one index each, dim
-   k-1 in blocks of rb rows, the dims from k whole. */
-static void region_box(struct hgc_tir_module *m, const struct hgc_tensor *dom, int k, int64_t rb,
-		       struct hgc_tir_var *i, struct box *bx)
-{
-	int64_t inner = dom->dims[k - 1] / rb;
-	int j;
-
-	bx->n = dom->ndims;
-	for (j = 0; j < dom->ndims; j++)
-		bx->start[j] = NULL, bx->ext[j] = j < k ? 1 : dom->dims[j];
-	bx->start[k - 1] = hgc_tir_mul(m, fold_index(m, hgc_tir_ref(m, i), 1, inner),
-				       hgc_tir_idx(m, rb));
-	bx->ext[k - 1] = rb;
-	for (j = k - 2; j >= 0; inner *= dom->dims[j--])
-		bx->start[j] = fold_index(m, hgc_tir_ref(m, i), inner, dom->dims[j]);
-}
-
-/* A loop over n blocks in block: parallel unless the lowering is serial or
-   inside a parallel loop already; its body. */
-static struct hgc_tir_stmt *block_loop(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
-				       struct hgc_tir_var *i, int64_t n)
-{
-	struct hgc_tir_expr *b = hgc_tir_idx(cx->m, 0), *e = hgc_tir_idx(cx->m, n);
-
-	if (cx->in_parallel || cx->opts->serial || n < 2)
-		return hgc_tir_body(hgc_tir_for(cx->m, block, i, b, e, NULL));
-	return hgc_tir_body(hgc_tir_pfor(cx->m, block, 1, &i, &b, &e, NULL));
-}
-
-/* Lower region fo (fusible ops alone): a loop over blocks of rows of its
-   domain, every member on the block's box, so a block is read from memory
-   once and stays in L1 across the members. */
-static int lower_region(struct hgc_lower_ctx *cx, struct fstate *st, const struct hgc_fused_op *fo,
-			struct hgc_diag *d)
-{
-	const struct hgc_tensor *dom = fo->domain;
-	int k = dom->ndims - 1, i, rc, from;
-	int64_t rowlen = 1, rb, nblk = 1;
-	struct hgc_tir_var *v;
-	struct hgc_tir_stmt *body;
-	bool saved = cx->in_parallel;
-	struct box bx;
-	char line[256];
-
-	if (prepare(cx, st, fo, d))
-		return -1;
-	for (i = 0; fo->reduces && i < dom->ndims; i++)
-		if (fo->reduced[i] && i < k)
-			k = i;
-	if (k == 0) {
-		st->last = NULL;
-		return lower_members(cx, fo, cx->f->body, NULL, d) ? -1 : 1;
-	}
-	for (i = k; i < dom->ndims; i++)
-		rowlen *= dom->dims[i];
-	rb = region_rows(dom->dims[k - 1], rowlen, 1 + fo->nmembers);
-	for (i = 0; i < k; i++)
-		nblk *= dom->dims[i];
-	nblk /= rb;
-	v = hgc_tir_var_new(cx->m, "blk", hgc_tir_ty(HGC_TIR_INDEX));
-	from = cx->f->body->u.block.n;
-	body = block_loop(cx, cx->f->body, v, nblk);
-	region_box(cx->m, dom, k, rb, v, &bx);
-	cx->in_parallel = true;
-	rc = lower_members(cx, fo, body, &bx, d);
-	cx->in_parallel = saved;
-	snprintf(line, sizeof(line), "region of %d fusible ops (%s ...): %lld blocks of %lld x %lld",
-		 fo->nmembers, hgc_op_table[fo->member[0]->kind].name, (long long)nblk,
-		 (long long)rb, (long long)rowlen);
-	log_line(st->o, line);
-	mark_merge(st, new_pfor(cx->f->body, from), fused_name(cx, fo));
+	hgc_fused_mark_merge(st, hgc_fused_new_pfor(block, from), hgc_fused_name(cx, fo));
 	return rc ? -1 : 1;
 }
 
@@ -779,7 +672,7 @@ static int first(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct hgc_d
 	const struct hgc_fused_op *fo = st->f ? hgc_fusion_region_of(st->f, op) : NULL;
 
 	if (fo)
-		return lower_region(cx, st, fo, d);
+		return hgc_fused_lower_region(cx, st, fo, d);
 	fo = st->f ? hgc_fusion_of(st->f, op) : NULL;
 	if (fo && (fo->pre[0] || fo->pre[1]))
 		return lower_with_pre(cx, st, fo, d);
@@ -804,8 +697,9 @@ static int hook(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct hgc_ti
 	rc = hgc_tmpl_lower_tunable(cx, op, block, in, out, d);
 	cx->opts = saved;
 	if (st->f)	/* a tunable op alone is a fused op without members */
-		mark_merge(st, rc > 0 ? new_pfor(block, from) : NULL, op->out[0]->name ?
-			   op->out[0]->name : hgc_arena_printf(&cx->m->arena, "%%%d", op->out[0]->id));
+		hgc_fused_mark_merge(st, rc > 0 ? hgc_fused_new_pfor(block, from) : NULL,
+				     op->out[0]->name ? op->out[0]->name :
+				     hgc_arena_printf(&cx->m->arena, "%%%d", op->out[0]->id));
 	return rc;
 }
 
