@@ -334,7 +334,7 @@ static int no_candidate(const struct walk *w, const struct hgc_tmpl_bind *b,
 			worst = i;
 	if (worst < 0)
 		return hgc_error(d, NULL, "template %s: no parameter values for this %s", t->name,
-				 hgc_op_table[t->op].name);
+				 hgc_tmpl_op_name(t->op));
 	c = &t->constraints[worst];
 	if (w->npins) {
 		p = &w->pins[0];
@@ -345,7 +345,7 @@ static int no_candidate(const struct walk *w, const struct hgc_tmpl_bind *b,
 		return -1;
 	}
 	return hgc_error(d, &c->loc, "template %s: no parameter values satisfy %s for this %s",
-			 t->name, c->text, hgc_op_table[t->op].name);
+			 t->name, c->text, hgc_tmpl_op_name(t->op));
 }
 
 /* The least padding, then enumeration order. */
@@ -399,7 +399,7 @@ void hgc_tmpl_print(FILE *f, const struct hgc_tmpl *t)
 	int i, j;
 
 	fprintf(f, "%s: %s\n  serves %s; defined at %s:%d\n", t->name, t->signature,
-		hgc_op_table[t->op].name, t->file, t->line);
+		hgc_tmpl_op_name(t->op), t->file, t->line);
 	fputs("  parameters:\n", f);
 	for (i = 0; i < t->nparams; i++) {
 		p = &t->params[i];

@@ -55,6 +55,17 @@
 	X(CONVOLUTION, dilation_w, "horizontal dilation")                         \
 	X(CONVOLUTION, groups, "groups (templates take 1)")
 
+/* The op kind a region template serves (`template T for Region(X:[B, R, L])
+   -> Y:[B, R, L]`): a region of fusible ops with no tunable op
+   (core/lower/region.c); no graph op has this kind. */
+#define HGC_TMPL_REGION HGC_OP_COUNT
+
+/* The name of op kind k as templates write it: the op's, or "Region". */
+static inline const char *hgc_tmpl_op_name(enum hgc_op_kind k)
+{
+	return k == HGC_TMPL_REGION ? "Region" : hgc_op_table[k].name;
+}
+
 /* Built-in symbols of every template: X(name, what). */
 #define HGC_TMPL_BUILTINS(X)                                                      \
 	X(threads, "threads the config asks for (0: the machine's)")              \
@@ -509,6 +520,16 @@ void hgc_tmpl_print_params(FILE *f, const struct hgc_tmpl_env *e);
 /* Bind op to t with the given thread count: 0, or -1 with b->why set. */
 int hgc_tmpl_bind(const struct hgc_tmpl *t, const struct hgc_op *op, int threads,
 		  struct hgc_tmpl_bind *b);
+
+/*
+ * Bind a region template t to a region whose domain has dims[0..n) and
+ * whose first reduced axis (or last dim without a reduction) is k >= 1:
+ * X and Y are [B, R, L] with B the dims before k-1, R dim k-1 and L the
+ * dims from k, flattened; map[1] takes the canonical indices to the
+ * domain's.  0, or -1 with b->why set.
+ */
+int hgc_tmpl_bind_region(const struct hgc_tmpl *t, const int64_t *dims, int n, int k,
+			 int threads, struct hgc_tmpl_bind *b);
 
 /* tmpl_inst.c */
 /*

@@ -313,7 +313,7 @@ int hgc_tmpl_bind(const struct hgc_tmpl *t, const struct hgc_op *op, int threads
 	b->op = op;
 	b->env.t = t;
 	if (op->kind != t->op || op->nout != 1 || t->nsyms > HGC_TMPL_MAX_SYMS) {
-		snprintf(b->why, sizeof(b->why), "%s serves %s", t->name, hgc_op_table[t->op].name);
+		snprintf(b->why, sizeof(b->why), "%s serves %s", t->name, hgc_tmpl_op_name(t->op));
 		return -1;
 	}
 	if (bind_types(b))
@@ -321,6 +321,49 @@ int hgc_tmpl_bind(const struct hgc_tmpl *t, const struct hgc_op *op, int threads
 	rc = op->kind == HGC_OP_MATMUL ? bind_matmul(b) : bind_conv(b);
 	if (rc)
 		return -1;
+	bind_env(b, threads > 0 ? threads : 1);
+	return 0;
+}
+
+/* A region's domain (dims[0..n)) from the canonical [B, R, L]: the dims
+   before k-1 fold into B, dim k-1 is R, the dims from k fold into L. */
+static void region_map(struct hgc_tmpl_map *mp, const int64_t *dims, int n, int k)
+{
+	int64_t after = 1;
+	int g;
+
+	mp->n = n;
+	for (g = n - 1; g >= k; after *= dims[g--])
+		set(mp, g, 2, after, g > k ? dims[g] : 0);
+	set(mp, k - 1, 1, 1, 0);
+	for (after = 1, g = k - 2; g >= 0; after *= dims[g--])
+		set(mp, g, 0, after, g > 0 ? dims[g] : 0);
+}
+
+/* Bind a region template to a region's domain. */
+int hgc_tmpl_bind_region(const struct hgc_tmpl *t, const int64_t *dims, int n, int k,
+			 int threads, struct hgc_tmpl_bind *b)
+{
+	int64_t c[3] = {1, 1, 1};
+	int i;
+
+	memset(b, 0, sizeof(*b));
+	b->t = t;
+	b->env.t = t;
+	if (t->op != HGC_TMPL_REGION || t->ninputs != 1 || t->nsyms > HGC_TMPL_MAX_SYMS) {
+		snprintf(b->why, sizeof(b->why), "%s serves %s", t->name, hgc_tmpl_op_name(t->op));
+		return -1;
+	}
+	if (k < 1 || k > n || n > HGC_MAX_DIMS)
+		hgc_bug("tmpl: a region's rows start at dim %d of %d", k, n);
+	for (i = 0; i < n; i++)
+		c[i < k - 1 ? 0 : i == k - 1 ? 1 : 2] *= dims[i];
+	b->acc = HGC_DT_F32;
+	for (i = 0; i < 2; i++) {
+		memcpy(b->dims[i], c, sizeof(c));
+		b->dtype[i] = HGC_DT_F32;
+		region_map(&b->map[i], dims, n, k);
+	}
 	bind_env(b, threads > 0 ? threads : 1);
 	return 0;
 }

@@ -84,7 +84,7 @@ static int check_rule(const struct hgc_tmpl_rule *r, struct hgc_diag *d)
 			return hgc_error(d, &r->loc, "unknown template '%s'", r->value);
 		if (op_named(r->key) != t->op)
 			return hgc_error(d, &r->loc, "template %s serves %s, not '%s'", t->name,
-					 hgc_op_table[t->op].name, r->key);
+					 hgc_tmpl_op_name(t->op), r->key);
 		return 0;
 	}
 	if (strcmp(r->kind, "pin"))
