@@ -368,6 +368,20 @@ like out "holds f32\[7, 13\], but input 'w' of spec 'io_mm' is f32\[13, 7\]" "th
 hgc run --io "$T/notadir" "$T/io.hgc"
 is_rc 1 "--io onto a file"
 
+# --- pass switches ------------------------------------------------------------------
+cat >"$T/passes.hgc" <<'EOF2'
+config typo { pass dcee = off; }
+config ok { pass fuse = off; pass tensor_shrink = off; }
+EOF2
+hgc run --config typo "$T/passes.hgc" spec/demo/mlp.hgc
+is_rc 1 "an unknown pass name fails the run"
+like out "passes.hgc:1:20: error: unknown pass 'dcee' \(graph passes: decompose, .*fuse; tensor IR passes: parallel_merge, .*index_flatten\)" \
+	"the error names both sets of passes"
+hgc explain --config typo "$T/passes.hgc" spec/demo/mlp.hgc
+like out "unknown pass 'dcee'" "explain reports it the same way"
+hgc run --config ok "$T/passes.hgc" spec/demo/mlp.hgc
+is_rc 0 "a graph and a TIR pass switched off in one config"
+
 # --- the demo ---------------------------------------------------------------------
 hgc run --explain spec/demo/mlp.hgc
 is_rc 0 "the demo spec passes"

@@ -302,12 +302,8 @@ static struct hgc_graph *explain_passes(const struct hgc_graph *g, const struct 
 	struct hgc_graph *work;
 
 	hgc_pass_switches_init(&sw);
-	for (int i = 0; i < o->nrules; i++)
-		if (!strcmp(o->rules[i].kind, "pass") &&
-		    hgc_tir_pass_find(o->rules[i].key) == HGC_TIR_PASS_COUNT &&
-		    hgc_pass_switches_set(&sw, o->rules[i].key, o->rules[i].value, &o->rules[i].loc,
-					  d) < 0)
-			return NULL;
+	if (hgc_driver_pass_rules(o->rules, o->nrules, &sw, NULL, d) < 0)
+		return NULL;
 	work = hgc_graph_clone(g);
 	if (hgc_graph_passes_run(work, &sw, d) < 0) {
 		hgc_graph_free(work);

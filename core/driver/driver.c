@@ -79,6 +79,49 @@ static struct hgc_tir_module *lower(const struct hgc_graph *g, const struct hgc_
 	return m;
 }
 
+/* A name that is neither a graph pass nor a TIR pass: one error naming both
+   lists, so the user sees every switch a config may set. */
+static int unknown_pass(const struct hgc_tmpl_rule *r, struct hgc_diag *d)
+{
+	char list[768] = "";
+	size_t n = 0;
+
+	for (int i = 0; i < HGC_PASS_COUNT; i++)
+		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", i ? ", " : "",
+				      hgc_pass_name((enum hgc_pass)i));
+	n += (size_t)snprintf(list + n, sizeof(list) - n, "; tensor IR passes: ");
+	for (int i = 0; i < HGC_TIR_PASS_COUNT && n < sizeof(list); i++)
+		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", i ? ", " : "",
+				      hgc_tir_pass_name((enum hgc_tir_pass)i));
+	return hgc_error(d, &r->loc, "unknown pass '%s' (graph passes: %s)", r->key, list);
+}
+
+/* The `pass` rules among rules[0..n): graph pass names into sw, TIR pass names
+   into tp (either may be NULL: those rules are only checked).  -1 with d set
+   for an unknown name or a bad value. */
+int hgc_driver_pass_rules(const struct hgc_tmpl_rule *rules, int n, struct hgc_pass_switches *sw,
+			  struct hgc_tir_passes *tp, struct hgc_diag *d)
+{
+	for (int i = 0; i < n; i++) {
+		const struct hgc_tmpl_rule *r = &rules[i];
+		struct hgc_pass_switches gs;
+		struct hgc_tir_passes ts;
+
+		if (strcmp(r->kind, "pass"))
+			continue;
+		if (hgc_tir_pass_find(r->key) != HGC_TIR_PASS_COUNT) {
+			if (hgc_tir_passes_set(tp ? tp : &ts, r->key, r->value, &r->loc, d) < 0)
+				return -1;
+		} else if (hgc_pass_find(r->key) != HGC_PASS_COUNT) {
+			if (hgc_pass_switches_set(sw ? sw : &gs, r->key, r->value, &r->loc, d) < 0)
+				return -1;
+		} else {
+			return unknown_pass(r, d);
+		}
+	}
+	return 0;
+}
+
 /* The graph passes on a copy of g (the caller's graph, which the reference
    interpreter runs, stays as written), switched by the `pass` rules. */
 static struct hgc_graph *graph_passes(const struct hgc_graph *g,
@@ -88,13 +131,8 @@ static struct hgc_graph *graph_passes(const struct hgc_graph *g,
 	struct hgc_graph *work;
 
 	hgc_pass_switches_init(&sw);
-	for (int i = 0; i < o->nrules; i++) {
-		const struct hgc_tmpl_rule *r = &o->rules[i];
-
-		if (!strcmp(r->kind, "pass") && hgc_tir_pass_find(r->key) == HGC_TIR_PASS_COUNT &&
-		    hgc_pass_switches_set(&sw, r->key, r->value, &r->loc, d) < 0)
-			return NULL;
-	}
+	if (hgc_driver_pass_rules(o->rules, o->nrules, &sw, NULL, d) < 0)
+		return NULL;
 	work = hgc_graph_clone(g);
 	if (hgc_graph_passes_run(work, &sw, d) < 0) {
 		hgc_graph_free(work);
@@ -109,14 +147,7 @@ static int tir_switches(const struct hgc_driver_opts *o, struct hgc_tir_passes *
 {
 	hgc_tir_passes_init(p);
 	p->threads = o->threads > 0 ? o->threads : omp_get_max_threads();
-	for (int i = 0; i < o->nrules; i++) {
-		const struct hgc_tmpl_rule *r = &o->rules[i];
-
-		if (!strcmp(r->kind, "pass") && hgc_tir_pass_find(r->key) != HGC_TIR_PASS_COUNT &&
-		    hgc_tir_passes_set(p, r->key, r->value, &r->loc, d) < 0)
-			return -1;
-	}
-	return 0;
+	return hgc_driver_pass_rules(o->rules, o->nrules, NULL, p, d);
 }
 
 /* Append text to the malloc'ed string *plan (when plan is not NULL). */

@@ -78,6 +78,13 @@ struct hgc_driver_info {
 void hgc_driver_opts_init(struct hgc_driver_opts *o);
 /* The name of a backend: "jit" or "c". */
 const char *hgc_driver_backend_name(enum hgc_driver_backend b);
+struct hgc_pass_switches;
+struct hgc_tir_passes;
+/* The config's `pass` rules: graph pass names into sw, TIR pass names into tp
+   (either may be NULL: those rules are only checked); an unknown name is an
+   error listing both sets.  -1 with d set. */
+int hgc_driver_pass_rules(const struct hgc_tmpl_rule *rules, int n, struct hgc_pass_switches *sw,
+			  struct hgc_tir_passes *tp, struct hgc_diag *d);
 /* g lowered to a verified Tensor IR module (the caller frees it), and when plan is
    not NULL what the templates did (malloc'ed lines); NULL with d set. */
 struct hgc_tir_module *hgc_driver_lower(const struct hgc_graph *g,
