@@ -18,7 +18,9 @@
 /*
  * The operand forms of the tunable ops: canonical dim ids of A, B and the
  * result (the same id means the same dim).  Instantiation (tmpl_bind.c)
- * binds graph ops in this canonical order.
+ * binds graph ops in this canonical order.  A region of fusible ops
+ * (Region) has one operand, its domain as blocks B of R rows of length L,
+ * and a result of the same shape, where its anchors put the members.
  */
 static const struct form {
 	enum hgc_op_kind op;
@@ -26,6 +28,7 @@ static const struct form {
 	int ids[3][HGC_MAX_DIMS];
 	const char *sig;
 } forms[] = {
+	{HGC_TMPL_REGION, 3, {{0, 1, 2}, {0, 1, 2}}, "X:[B, R, L] -> Y:[B, R, L]"},
 	{HGC_OP_MATMUL, 2, {{0, 1}, {1, 2}, {0, 2}}, "A:[M, K], B:[K, N] -> C:[M, N]"},
 	{HGC_OP_MATMUL, 3, {{3, 0, 1}, {3, 1, 2}, {3, 0, 2}},
 	 "A:[BT, M, K], B:[BT, K, N] -> C:[BT, M, N]"},
@@ -90,6 +93,10 @@ static int find_op(struct hgc_tck *c, const struct hgc_ast *o)
 	const char *names[HGC_OP_COUNT];
 	int i;
 
+	if (o->tok.n == 6 && !strncasecmp(o->tok.z, "Region", 6)) {
+		c->s->op = HGC_TMPL_REGION;
+		return 0;
+	}
 	for (i = 0; i < HGC_OP_COUNT; i++) {
 		names[i] = hgc_op_table[i].name;
 		if ((int)strlen(names[i]) == o->tok.n && !strncasecmp(names[i], o->tok.z,
@@ -155,19 +162,20 @@ static int operand(struct hgc_tck *c, struct hgc_ast *o, int i, bool input)
 static const struct form *find_form(struct hgc_tck *c, const int *ranks)
 {
 	const char *sigs = c->s->op == HGC_OP_MATMUL ? "[M, K] (2 dims) or [BT, M, K] (3 dims)"
-						     : "[N, C, H, W] (4 dims)";
+			   : c->s->op == HGC_TMPL_REGION ? "[B, R, L] (3 dims)"
+							 : "[N, C, H, W] (4 dims)";
 	int i, j;
 
 	for (i = 0; i < NFORMS; i++) {
 		if (forms[i].op != c->s->op)
 			continue;
-		for (j = 0; j < 3 && ranks[j] == forms[i].rank; j++)
+		for (j = 0; j < c->s->noperands && ranks[j] == forms[i].rank; j++)
 			;
-		if (j == 3)
+		if (j == c->s->noperands)
 			return &forms[i];
 	}
 	hgc_tck_error(c, &c->s->operand_ast[0]->loc, "the operands of a %s template are %s, "
-		      "all of the same rank", hgc_op_table[c->s->op].name, sigs);
+		      "all of the same rank", hgc_tmpl_op_name(c->s->op), sigs);
 	return NULL;
 }
 
@@ -179,7 +187,7 @@ static void shapes(struct hgc_tck *c, const struct form *f)
 	struct hgc_ast *d;
 	int i, j, id;
 
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < c->s->noperands; i++) {
 		for (j = 0, d = c->s->operand_ast[i]->b; d; d = d->next, j++) {
 			id = f->ids[i][j];
 			c->s->canon[i][j] = id;
@@ -187,13 +195,13 @@ static void shapes(struct hgc_tck *c, const struct form *f)
 			if (byid[id] && !hgc_dsl_tok_is(&byid[id]->tok, s ? s->name : "")) {
 				hgc_tck_error(c, &d->loc, "'%.*s' must be '%.*s' here: the dims of %s are %s",
 					      d->tok.n, d->tok.z, byid[id]->tok.n, byid[id]->tok.z,
-					      hgc_op_table[c->s->op].name, f->sig);
+					      hgc_tmpl_op_name(c->s->op), f->sig);
 				continue;
 			}
 			if (s && s->kind == HGC_TSYM_SHAPE && !byid[id]) {
 				hgc_tck_error(c, &d->loc, "'%s' names two different dims: the dims of %s are "
 					      "%s",
-					      s->name, hgc_op_table[c->s->op].name, f->sig);
+					      s->name, hgc_tmpl_op_name(c->s->op), f->sig);
 				continue;
 			}
 			if (byid[id])
@@ -221,14 +229,17 @@ static int header(struct hgc_tck *c)
 	if (find_op(c, blk->a) < 0)
 		return -1;
 	builtins(c);
-	if (nin != 2 || nres != 1)
+	if (c->s->op == HGC_TMPL_REGION && (nin != 1 || nres != 1))
+		return hgc_tck_error(c, &blk->b->loc, "a Region template takes 1 operand (the "
+				     "region's domain) and 1 result, not %d and %d", nin, nres) - 1;
+	if (c->s->op != HGC_TMPL_REGION && (nin != 2 || nres != 1))
 		return hgc_tck_error(c, &blk->b->loc, "a %s template takes 2 operands and 1 result "
 				     "(the instantiation adds the bias), not %d and %d",
 				     hgc_op_table[c->s->op].name, nin, nres) - 1;
-	c->s->ninputs = 2, c->s->noperands = 3;
+	c->s->ninputs = nin, c->s->noperands = nin + 1;
 	for (i = 0, o = blk->b; o; o = o->next, i++)
 		bad |= (ranks[i] = operand(c, o, i, true)) < 0;
-	bad |= (ranks[2] = operand(c, blk->c, 2, false)) < 0;
+	bad |= (ranks[nin] = operand(c, blk->c, nin, false)) < 0;
 	if (bad || !(f = find_form(c, ranks)))
 		return -1;
 	shapes(c, f);
@@ -860,20 +871,61 @@ static void finish(struct hgc_tck *c)
 		satisfiable(c, HGC_TSEM_PARAM(c->s, i));
 }
 
+/* What a Region template's nest cannot hold (its ops, not the template,
+   compute and write the tensors): layouts, brgemm calls, element writes. */
+static void region_stmts(struct hgc_tck *c, const struct hgc_ast *st)
+{
+	for (; st; st = st->next) {
+		if (st->kind == HGC_AST_LAYOUT)
+			hgc_tck_error(c, &st->loc, "a Region template has no layouts: its ops read "
+				      "and write the graph's tensors");
+		else if (st->kind == HGC_AST_EVAL)
+			hgc_tck_error(c, &st->loc, "a Region template calls nothing: its anchors "
+				      "take the region's ops");
+		else if (st->kind == HGC_AST_ASSIGN && st->a->kind == HGC_AST_INDEX)
+			hgc_tck_error(c, &st->loc, "a Region template writes no tensor: its ops do, "
+				      "at its anchors");
+		else if (st->kind == HGC_AST_PARALLEL || st->kind == HGC_AST_FOR)
+			region_stmts(c, st->b);
+		else if (st->kind == HGC_AST_IF)
+			region_stmts(c, st->b), region_stmts(c, st->c);
+	}
+}
+
+/* A Region template: the nest's limits, and anchors on the result only
+   (at least one: the region's ops go there). */
+static void region_rules(struct hgc_tck *c)
+{
+	const struct hgc_tanchor *a;
+	size_t i;
+
+	region_stmts(c, c->s->blk->d);
+	for (i = 0; i < c->s->anchors.len; i++) {
+		a = HGC_TSEM_ANCHOR(c->s, i);
+		if (!a->post)
+			hgc_tck_error(c, &a->decl->loc, "anchor '%s' is on '%s': a Region "
+				      "template's anchors are on its result '%s'", a->name,
+				      a->operand->name, c->s->operand[1]->name);
+	}
+	if (!c->s->anchors.len)
+		hgc_tck_error(c, &c->s->loc, "a Region template needs an anchor on its result "
+			      "'%s': the region's ops go there", c->s->operand[1]->name);
+}
+
 /*
  * Names a template cannot have: hgc_tmpl_NAME (its generated struct) would
  * clash with what core/lower/tmpl.h declares (t/100-tmplc.c checks this list
  * against the header).
  */
 static const char *const reserved[] = {
-	"add", "all", "anchor", "at", "bin", "bind", "bounds", "brgemm_begin", "brgemm_end",
-	"cdiv", "cdiv_x", "check_rules", "choose", "choose_padding", "div", "dom_divisors",
-	"dom_grid", "dom_list", "dom_range", "ebin", "eload", "eneg", "enumerate", "ew_begin",
-	"ew_end", "fail", "find", "for", "if", "inst_release", "instantiate", "k", "kb", "let",
-	"lower_graph", "lower_tunable", "max", "min", "mod", "mul", "neg", "neg_x", "not_x",
-	"opts_init", "opts_release", "padding", "pfor", "pfor_end", "pins_of", "print",
-	"print_params", "range", "ref", "registry", "slice", "sub", "sym", "tensor", "used", "var",
-	"visit_fn",
+	"add", "all", "anchor", "at", "bin", "bind", "bind_region", "bounds", "brgemm_begin",
+	"brgemm_end", "cdiv", "cdiv_x", "check_rules", "choose", "choose_padding", "div",
+	"dom_divisors", "dom_grid", "dom_list", "dom_range", "ebin", "eload", "eneg",
+	"enumerate", "ew_begin", "ew_end", "fail", "find", "for", "if", "inst_release",
+	"instantiate", "k", "kb", "let", "lower_graph", "lower_tunable", "max", "min", "mod",
+	"mul", "neg", "neg_x", "not_x", "op_name", "opts_init", "opts_release", "padding",
+	"pfor", "pfor_end", "pins_of", "print", "print_params", "range", "ref", "registry",
+	"slice", "sub", "sym", "tensor", "used", "var", "visit_fn",
 };
 
 /* Report a template name that is reserved; true if it is. */
@@ -911,6 +963,8 @@ void hgc_dsl_check_template(struct hgc_load *ld, const struct hgc_ast *blk)
 		collect_names(&c, blk->d);
 		hgc_tck_stmts(&c, (struct hgc_ast *)blk->d, true);
 		finish(&c);
+		if (s->op == HGC_TMPL_REGION)
+			region_rules(&c);
 	}
 	hgc_vec_release(&c.costs);
 	hgc_vec_release(&c.later);

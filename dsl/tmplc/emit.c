@@ -396,7 +396,7 @@ static void cost_fn(struct em *em)
 static const char *signature(struct em *em)
 {
 	const struct hgc_ast *o, *d;
-	char *t = hgc_arena_printf(em->arena, "%s(", hgc_op_table[em->s->op].name);
+	char *t = hgc_arena_printf(em->arena, "%s(", hgc_tmpl_op_name(em->s->op));
 	int i;
 
 	for (i = 0; i < em->s->noperands; i++) {
