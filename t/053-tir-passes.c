@@ -420,6 +420,67 @@ static void test_alias(void)
 	same_results(alias(), m, 3, xyz, "aliasing");
 }
 
+/* A copy of X[2, N / 2, M] into T[N, M] (the batch folded: T[i, j] = X[i / 32 % 2,
+   i % 32, j]), then Y = T * 2.  kind 1: X is written after the copy; kind 2: the
+   copy reverses each row; kind 3: the copy's nest stores into Y too. */
+static struct hgc_tir_module *copied(int kind)
+{
+	struct hgc_tir_module *m = hgc_tir_module_new("copied");
+	struct hgc_tir_func *f = hgc_tir_func_new(m, "entry", TY(VOID));
+	struct hgc_tir_tensor *x = hgc_tir_func_add_tensor(f, "X", TY(F32), 3,
+							   (int64_t[]){ 2, N / 2, M });
+	struct hgc_tir_tensor *y = hgc_tir_func_add_tensor(f, "Y", TY(F32), 2, (int64_t[]){ N, M });
+	struct hgc_tir_tensor *t = hgc_tir_tensor_newc(m, "T", TY(F32), HGC_TIR_LOCAL, 2,
+						       (int64_t[]){ N, M });
+	struct hgc_tir_var *i = ivar(m, "i"), *j = ivar(m, "j"), *k = ivar(m, "k");
+	struct hgc_tir_expr *beg = I(0), *end = I(N), *col;
+	struct hgc_tir_stmt *p, *l;
+
+	m->entry = f;
+	hgc_tir_def_tensor(m, f->body, t);
+	p = hgc_tir_pfor(m, f->body, 1, &i, &beg, &end, NULL);
+	l = hgc_tir_for(m, hgc_tir_body(p), j, I(0), I(M), NULL);
+	col = kind == 2 ? hgc_tir_sub(m, I(M - 1), V(j)) : V(j);
+	hgc_tir_storev(m, hgc_tir_body(l), t, hgc_tir_loadv(m, x, 3, BIN(MOD, BIN(DIV, V(i), I(N / 2)), I(2)),
+						      BIN(MOD, V(i), I(N / 2)), col),
+		       2, V(i), V(j));
+	if (kind == 3)
+		ST2(hgc_tir_body(l), y, V(i), V(j), F32C(0));
+	if (kind == 1) {
+		l = hgc_tir_for(m, f->body, k, I(0), I(M), NULL);
+		hgc_tir_storev(m, hgc_tir_body(l), x, F32C(1), 3, I(0), I(0), V(k));
+	}
+	pfor_map(m, f->body, 0, N, y, t, false, HGC_TIR_MUL, 2);
+	return m;
+}
+
+/* Copy forwarding: the folded copy goes, Y reads X; the other kinds keep T. */
+static void test_forward(void)
+{
+	static const char *const what[] = { "folded copy", "source written after",
+					    "reversed rows", "nest storing elsewhere too" };
+	struct hgc_tir_module *m;
+	char *s;
+
+	for (int kind = 0; kind < 4; kind++) {
+		m = copied(kind);
+		is_int(passes(m, "parallel_merge,tensor_shrink,buffer_reuse,index_flatten", NULL), 0,
+		       "copy_forward runs (%s)", what[kind]);
+		s = hgc_tir_module_str(m);
+		if (kind == 0) {
+			ok(!strstr(s, "tensor T") && count(s, "parallel for") == 1,
+			   "a folded copy of X goes: T and its nest");
+			ok(strstr(s, "X[i_1 / 32, i_1 % 32, j_1]") != NULL,
+			   "its reader splits T's row into X's batch and row");
+		} else {
+			ok(strstr(s, "tensor T") && count(s, "parallel for") == 2,
+			   "%s: the copy stays", what[kind]);
+		}
+		free(s);
+		same_results(copied(kind), m, 2, xy, what[kind]);
+	}
+}
+
 /* Pass names and switches. */
 static void test_switches(void)
 {
@@ -446,6 +507,7 @@ int main(void)
 {
 	test_switches();
 	test_merge();
+	test_forward();
 	test_shrink_chain();
 	test_shrink();
 	test_flatten();

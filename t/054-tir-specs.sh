@@ -33,8 +33,9 @@ hgc() {
 
 cat >"$T/cfg.hgc" <<'EOF'
 config all_on { }
-config all_off { pass parallel_merge = off; pass tensor_shrink = off;
+config all_off { pass copy_forward = off; pass parallel_merge = off; pass tensor_shrink = off;
                  pass buffer_reuse = off; pass index_flatten = off; }
+config no_copy_forward { pass copy_forward = off; }
 config no_parallel_merge { pass parallel_merge = off; }
 config no_tensor_shrink { pass tensor_shrink = off; }
 config no_buffer_reuse { pass buffer_reuse = off; }
@@ -58,7 +59,7 @@ run_specs() {
 run_specs all_off spec 100
 dirs="spec/models spec/demo"
 [ -n "$HGC_TEST_LONG" ] && dirs=spec
-for c in no_parallel_merge no_tensor_shrink no_buffer_reuse no_index_flatten; do
+for c in no_copy_forward no_parallel_merge no_tensor_shrink no_buffer_reuse no_index_flatten; do
 	run_specs $c "$dirs" 10
 done
 

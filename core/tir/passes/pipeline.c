@@ -126,7 +126,8 @@ int hgc_tir_passes_run(struct hgc_tir_module *m, struct hgc_tir_passes *p,
 	int threads = p->threads > 0 ? p->threads : 1;
 	int64_t lowered = scratch_bytes(m, threads);
 
-	if (step(m, p, HGC_TIR_PASS_PARALLEL_MERGE, false, d) < 0 ||
+	if (step(m, p, HGC_TIR_PASS_COPY_FORWARD, false, d) < 0 ||
+	    step(m, p, HGC_TIR_PASS_PARALLEL_MERGE, false, d) < 0 ||
 	    step(m, p, HGC_TIR_PASS_BUFFER_REUSE, false, d) < 0 ||
 	    step(m, p, HGC_TIR_PASS_TENSOR_SHRINK, false, d) < 0 ||
 	    step(m, p, HGC_TIR_PASS_INDEX_FLATTEN, true, d) < 0)

@@ -166,6 +166,15 @@ static struct hgc_tir_expr *rename_var(struct hgc_tir_mutator *mu, struct hgc_ti
 	return e;
 }
 
+/* The scan index of loop statement s. */
+static int loop_index(const struct hgc_tp_scan *sc, const struct hgc_tir_stmt *s)
+{
+	for (size_t i = 0; i < sc->loops.len; i++)
+		if (HGC_TP_LOOP(sc, i)->s == s)
+			return (int)i;
+	hgc_bug("a loop the scan did not see");
+}
+
 /* The parallel for of a unit: the statement itself, or the last statement of a block
    (for the second unit, a block of tensor definitions and the loop); else NULL. */
 static struct hgc_tir_stmt *unit_pfor(struct hgc_tir_stmt *s, bool second)
@@ -178,9 +187,48 @@ static struct hgc_tir_stmt *unit_pfor(struct hgc_tir_stmt *s, bool second)
 	    s->u.block.stmts[n - 1]->kind != HGC_TIR_S_PFOR)
 		return NULL;
 	for (int k = 0; second && k < n - 1; k++)
-		if (s->u.block.stmts[k]->kind != HGC_TIR_S_TENSOR)
+		if (s->u.block.stmts[k]->kind != HGC_TIR_S_TENSOR &&
+		    s->u.block.stmts[k]->kind != HGC_TIR_S_FOR &&
+		    s->u.block.stmts[k]->kind != HGC_TIR_S_PFOR)
 			return NULL;
 	return s->u.block.stmts[n - 1];
+}
+
+/* Whether loop statement s (a loop of the second unit before its parallel for) shares
+   no tensor with the first loop that either writes, so it may run before that loop
+   (packing of the second op's operand, which lowering emits after the first op). */
+static bool independent(const struct pair *p, const struct hgc_tir_stmt *s)
+{
+	int nt = p->m->ntensors, ls = loop_index(&p->sc, s);
+	unsigned char *use = hgc_xcalloc((size_t)nt + 1, 1);	/* bits: touch 0/1, write 0/1 */
+	bool ok = true;
+
+	for (size_t i = 0; i < p->sc.acc.len; i++) {
+		const struct hgc_tp_access *a = HGC_TP_ACC(&p->sc, i);
+		int k = a->loop < 0 ? -1 : hgc_tp_loop_within(&p->sc, a->loop, p->l1) ? 0
+					 : hgc_tp_loop_within(&p->sc, a->loop, ls)    ? 1
+										      : -1;
+
+		if (k < 0)
+			continue;
+		use[a->t->id] |= (unsigned char)(1 << k);
+		if (a->kind != HGC_TP_LOAD)
+			use[a->t->id] |= (unsigned char)(4 << k);
+	}
+	for (int id = 0; id < nt && ok; id++)
+		ok = !(((use[id] & 4) && (use[id] & 2)) || ((use[id] & 8) && (use[id] & 1)));
+	free(use);
+	return ok;
+}
+
+/* Whether every loop before the second unit's parallel for is independent of the first. */
+static bool movable(const struct pair *p, const struct hgc_tir_stmt *u2)
+{
+	for (int k = 0; u2 != p->b && k < u2->u.block.n - 1; k++)
+		if (u2->u.block.stmts[k]->kind != HGC_TIR_S_TENSOR &&
+		    !independent(p, u2->u.block.stmts[k]))
+			return false;
+	return true;
 }
 
 /* Merge unit s[j] into unit s[i] of block blk: the tensor definitions between them, and
@@ -205,15 +253,6 @@ static void merge(struct pair *p, struct hgc_tir_stmt *blk, int i, int j)
 	hgc_tir_append(body, p->a->u.pfor.body);
 	hgc_tir_append(body, hgc_tir_mutate_stmt(p->b->u.pfor.body, &mu));
 	p->a->u.pfor.body = body;
-}
-
-/* The scan index of loop statement s. */
-static int loop_index(const struct hgc_tp_scan *sc, const struct hgc_tir_stmt *s)
-{
-	for (size_t i = 0; i < sc->loops.len; i++)
-		if (HGC_TP_LOOP(sc, i)->s == s)
-			return (int)i;
-	hgc_bug("a parallel for the scan did not see");
 }
 
 /* Visitor state: the pair, and whether a merge was made (then the walk stops). */
@@ -248,7 +287,7 @@ static bool find_pre(struct hgc_tir_visitor *v, struct hgc_tir_stmt *blk)
 		p->b = b;
 		p->l1 = loop_index(&p->sc, a);
 		p->l2 = loop_index(&p->sc, b);
-		if (legal(p)) {
+		if (movable(p, s[j]) && legal(p)) {
 			merge(p, blk, i, j);
 			fd->merged = true;
 			return false;

@@ -12,8 +12,9 @@
  * per-thread copies must save memory, not just move it).  A temporary whose address is kept in a
  * scalar, or stored into a pointer tensor defined outside L, stays.  A
  * slice address hands a callee (brgemm, copy2d) the tensor's row strides
- * in its other arguments, so a temporary with one only shrinks in its
- * first dim, which keeps every stride.
+ * in its other arguments, so a temporary with one only shrinks in the dims
+ * up to the first its slice spans (a [1, 64, 128] slice of [12, 128, 128]
+ * with rows of 128: to [1, 64, 128]), which keeps those strides.
  */
 #include "passes_int.h"
 
@@ -21,6 +22,7 @@
 #include <string.h>
 
 #define MAXD 16
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
 
 /* One function's state. */
 struct shrink {
@@ -81,13 +83,25 @@ static bool fold_access(struct shrink *sh, const struct hgc_tp_access *a, int l,
 	return true;
 }
 
+/* The first dim in which slice address a spans more than one element (0 when it
+   spans none): a callee walks the slice with the row strides of the dims from there
+   on, so the dims after it must keep their extents; it and the dims before may
+   shrink. */
+static int spanned(const struct hgc_tp_access *a)
+{
+	for (int d = 0; a->ext && d < a->n; d++)
+		if (a->ext[d] > 1)
+			return d;
+	return 0;
+}
+
 /* Whether t can shrink to its slice per iteration of loop l (filled in sl). */
 static bool fits(struct shrink *sh, struct hgc_tir_tensor *t, int l, struct slice *sl)
 {
 	struct hgc_tir_var *vars[64];
 	int64_t width[MAXD], size = 1;
-	bool first = true, addr = false;
-	int n = 0;
+	bool first = true;
+	int n = 0, keep = MAXD;	/* dims after keep keep their extent (row strides) */
 
 	hgc_tp_mark_inner(&sh->sc, l, sh->inner, sh->m->nvars);
 	for (size_t i = 0; i < sh->sc.acc.len; i++) {
@@ -98,12 +112,13 @@ static bool fits(struct shrink *sh, struct hgc_tir_tensor *t, int l, struct slic
 		if (!fold_access(sh, a, l, first, sl))
 			return false;
 		first = false;
-		addr |= a->kind == HGC_TP_ADDR;
+		if (a->kind == HGC_TP_ADDR)
+			keep = MIN(keep, spanned(a));
 	}
 	for (int d = 0; d < t->ndims; d++) {
 		width[d] = sl->hi[d] - sl->lo[d] + 1;
 		size *= width[d];
-		if (addr && d > 0 && (sl->lo[d] != 0 || width[d] != hgc_tir_tensor_dim(t, d)))
+		if (d > keep && (sl->lo[d] != 0 || width[d] != hgc_tir_tensor_dim(t, d)))
 			return false;
 	}
 	if (hgc_tp_in_pfor(&sh->sc, l) && !hgc_tp_in_pfor(&sh->sc, sh->sc.defs[t->id].loop))

@@ -3,7 +3,7 @@
  * backends, one file each, and the pipeline (pipeline.c) that runs them in
  * order:
  *
- *     parallel_merge -> buffer_reuse -> tensor_shrink -> index_flatten
+ *     copy_forward -> parallel_merge -> buffer_reuse -> tensor_shrink -> index_flatten
  *
  * Each pass can be switched off by name (a config's `pass NAME = off;`),
  * and the module is verified after each (always after the last).  The
@@ -22,6 +22,8 @@
 
 /* The passes in pipeline order: X(enum suffix, name, function, what it does). */
 #define HGC_TIR_PASS_LIST(X)                                                              \
+	X(COPY_FORWARD, "copy_forward", hgc_tir_pass_copy_forward,                        \
+	  "a temporary that is a reshaped copy of a tensor reads that tensor instead")     \
 	X(PARALLEL_MERGE, "parallel_merge", hgc_tir_pass_parallel_merge,                  \
 	  "adjacent parallel loops of one merge group with disjoint iterations into one") \
 	X(BUFFER_REUSE, "buffer_reuse", hgc_tir_pass_buffer_reuse,                        \
@@ -90,6 +92,9 @@ char *hgc_tir_plan_text(const struct hgc_tir_plan *plan);
 
 /* Each pass returns the number of rewrites it made, or -1 with d set. */
 
+/* forward.c */
+int hgc_tir_pass_copy_forward(struct hgc_tir_module *m, struct hgc_tir_passes *p,
+			      struct hgc_diag *d);
 /* pmerge.c */
 int hgc_tir_pass_parallel_merge(struct hgc_tir_module *m, struct hgc_tir_passes *p,
 				struct hgc_diag *d);

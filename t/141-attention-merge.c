@@ -1,0 +1,169 @@
+/*
+ * 141-attention-merge: attention as one parallel loop.  Q K^T with its
+ * softmax chain and P V are two fused ops over the same (batch x head,
+ * row block) ranges; the TIR passes forward the copies that read the
+ * folded-batch operands (Q, the probabilities) into place, move the
+ * packing of V before the first loop, merge the two loops and shrink the
+ * scores to the iteration's rows.  Checked on the TIR after the passes (one
+ * merged parallel for, Q and the scores read in place, the scores tensor a
+ * per-iteration slice defined inside the loop) at batch 1 and at batch 2
+ * (a batch index split with / and %), and on the numbers against the
+ * interpreter: JIT and C backend, with the passes on and with
+ * copy_forward, parallel_merge or fusion off.
+ */
+#include "t/driver_check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char src[] =
+	"spec att_b1 {\n"
+	"  input q : f32[1, 4, 64, 32] = uniform(lo = -1, hi = 1, seed = 1);\n"
+	"  input kt : f32[1, 4, 32, 64] = uniform(lo = -1, hi = 1, seed = 2);\n"
+	"  input v : f32[1, 4, 64, 32] = uniform(lo = -1, hi = 1, seed = 3);\n"
+	"  input mask : f32[1, 1, 1, 64] = uniform(lo = -4, hi = 0, seed = 4);\n"
+	"  const scale : f32[] = [0.125];\n"
+	"  s = MatMul(q, kt); ss = Multiply(s, scale); sm = Add(ss, mask);\n"
+	"  p = SoftMax(sm, axis = -1); y = MatMul(p, v); output y;\n"
+	"  expect { rtol = 1e-4; atol = 1e-5; } }\n"
+	"spec att_b2 {\n"
+	"  input q : f32[2, 3, 64, 16] = uniform(lo = -1, hi = 1, seed = 5);\n"
+	"  input kt : f32[2, 3, 16, 64] = uniform(lo = -1, hi = 1, seed = 6);\n"
+	"  input v : f32[2, 3, 64, 16] = uniform(lo = -1, hi = 1, seed = 7);\n"
+	"  input mask : f32[2, 1, 1, 64] = uniform(lo = -4, hi = 0, seed = 8);\n"
+	"  const scale : f32[] = [0.25];\n"
+	"  s = MatMul(q, kt); ss = Multiply(s, scale); sm = Add(ss, mask);\n"
+	"  p = SoftMax(sm, axis = -1); y = MatMul(p, v); output y;\n"
+	"  expect { rtol = 1e-4; atol = 1e-5; } }\n";
+
+/* Count the occurrences of needle in hay. */
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *s = hay; (s = strstr(s, needle)); s++)
+		n++;
+	return n;
+}
+
+/* The TIR of sp after the passes (2 threads) under one switch (NULL: none), as text. */
+static char *tir_of(const struct hgc_spec *sp, const struct hgc_tmpl_rule *rule)
+{
+	struct hgc_driver_opts o;
+	struct hgc_tir_module *m;
+	struct hgc_diag d;
+	char *plan = NULL, *s = NULL;
+
+	hgc_driver_opts_init(&o);
+	o.threads = 2;
+	if (rule)
+		o.rules = rule, o.nrules = 1;
+	hgc_diag_init(&d);
+	m = hgc_driver_lower(sp->graph, &o, &plan, &d);
+	if (m)
+		s = hgc_tir_module_str(m);
+	else
+		diag("%s", hgc_diag_text(&d));
+	hgc_tir_module_free(m);
+	free(plan);
+	hgc_diag_release(&d);
+	return s ? s : strdup("");
+}
+
+/* The elements of the first `tensor NAME: f32[E];` after the text at, or -1. */
+static long tensor_size(const char *at, const char *name)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "tensor %s: f32[", name);
+	p = at ? strstr(at, pat) : NULL;
+	return p ? strtol(p + strlen(pat), NULL, 10) : -1;
+}
+
+/* The merge: one loop of group 1, the scores in it as a slice, Q in place. */
+static void test_tir(const struct hgc_spec *sp, long scores)
+{
+	static const struct hgc_tmpl_rule fwd_off = { "pass", "copy_forward", "off", { NULL, 0, 0 } };
+	char *s = tir_of(sp, NULL);
+	const char *loop = strstr(s, "merge 1 {");
+	long n = tensor_size(loop, "s");
+
+	is_int(count(s, "merge 1 {"), 1, "%s: the two MatMuls' loops are one parallel for", sp->name);
+	is_int(count(s, "parallel for"), 1, "%s: no other (K^T and V are packed serially at this size)",
+	       sp->name);
+	ok(n > 0 && n < scores && tensor_size(s, "s") == n,
+	   "%s: the scores are a slice of the iteration's rows, defined in the loop (%ld of %ld)",
+	   sp->name, n, scores);
+	ok(strstr(s, "= &q[") && !strstr(s, "= q["), "%s: Q is read in place, not copied", sp->name);
+	ok(strstr(s, "= &s[") != NULL, "%s: P x V reads the scores in place", sp->name);
+	free(s);
+	s = tir_of(sp, &fwd_off);
+	is_int(count(s, "merge 1 {"), 2, "%s: with copy_forward off the copies keep the loops apart",
+	       sp->name);
+	ok(strstr(s, "= q[") != NULL, "%s: and Q is copied", sp->name);
+	free(s);
+}
+
+/* Compile sp on backend b under one switch (NULL: none), run it, compare. */
+static void run(const struct hgc_spec *sp, enum hgc_driver_backend b,
+		const struct hgc_tmpl_rule *rule)
+{
+	struct hgc_driver_opts o;
+	struct hgc_driver_graph *h;
+	struct dc_bufs bufs;
+	struct hgc_diag d;
+	char why[512] = "";
+	bool same = false;
+
+	hgc_driver_opts_init(&o);
+	o.backend = b;
+	o.disk_cache = false;
+	o.threads = 2;
+	if (rule)
+		o.rules = rule, o.nrules = 1;
+	hgc_diag_init(&d);
+	dc_alloc(&bufs, sp->graph);
+	h = hgc_driver_compile(sp->graph, &o, NULL, &d);
+	for (int i = 0; h && i < bufs.nin; i++)
+		if (hgc_gen_fill(&sp->gens[i], HGC_GRAPH_INPUT(sp->graph, i), bufs.in[i], &d) < 0)
+			snprintf(why, sizeof(why), "%s", hgc_diag_text(&d));
+	if (h && !why[0])
+		same = dc_check(h, sp->graph, sp, &bufs, why, sizeof(why));
+	if (!ok(h && same, "%s on %s, %s", sp->name, hgc_driver_backend_name(b),
+		rule ? rule->key : "every pass on"))
+		diag("%s%s", hgc_diag_text(&d), why);
+	hgc_driver_release(h);
+	dc_release(&bufs);
+	hgc_diag_release(&d);
+}
+
+int main(void)
+{
+	static const struct hgc_tmpl_rule off[] = {
+		{ "pass", "copy_forward", "off", { NULL, 0, 0 } },
+		{ "pass", "parallel_merge", "off", { NULL, 0, 0 } },
+		{ "pass", "fuse", "off", { NULL, 0, 0 } },
+	};
+	struct hgc_program p;
+	struct hgc_diag d;
+
+	hgc_diag_init(&d);
+	hgc_program_init(&p);
+	if (hgc_program_load_string(&p, "att.hgc", src, &d) < 0)
+		diag("%s", hgc_diag_text(&d));
+	is_int((int)p.specs.len, 2, "the attention specs load");
+	for (size_t i = 0; i < p.specs.len; i++) {
+		const struct hgc_spec *sp = HGC_PROGRAM_SPEC(&p, i);
+
+		test_tir(sp, i ? 6L * 64 * 64 : 4L * 64 * 64);
+		run(sp, HGC_DRIVER_JIT, NULL);
+		run(sp, HGC_DRIVER_C, NULL);
+		for (int k = 0; k < 3; k++)
+			run(sp, HGC_DRIVER_JIT, &off[k]);
+	}
+	hgc_driver_cache_clear();
+	hgc_diag_release(&d);
+	hgc_program_release(&p);
+	done_testing();
+}
