@@ -902,7 +902,7 @@ static void region_rules(struct hgc_tck *c)
 	region_stmts(c, c->s->blk->d);
 	for (i = 0; i < c->s->anchors.len; i++) {
 		a = HGC_TSEM_ANCHOR(c->s, i);
-		if (!a->post)
+		if (a->operand && !a->post)
 			hgc_tck_error(c, &a->decl->loc, "anchor '%s' is on '%s': a Region "
 				      "template's anchors are on its result '%s'", a->name,
 				      a->operand->name, c->s->operand[1]->name);
