@@ -87,6 +87,24 @@ VINLINE vreg vmadd16(vreg acc, vreg a, vreg b)
 	return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));
 }
 
+#define VEC_HAS_UBS 1
+
+/*
+ * acc + the sum of the 4 products of each lane's u8 a and s8 b: vpmaddubsw
+ * adds pairs into s16 (saturating: exact only when the caller has checked
+ * B, hgc_rt_s8_pairs_fit), vpmaddwd by ones adds the two pairs into s32.
+ * 3 vector ops per 32 products where the s16 pairs take 4 and a widening.
+ * The product is pinned: otherwise gcc scheduled all of a row's
+ * vpmaddubsw first and spilled accumulators even in the 3x2 tile.
+ */
+VINLINE vreg vdpbusd_ubs(vreg acc, vreg a, vreg b)
+{
+	vreg t = _mm256_maddubs_epi16(a, b);
+
+	PIN(t);
+	return _mm256_add_epi32(acc, _mm256_madd_epi16(t, _mm256_set1_epi16(1)));
+}
+
 /* Every row count below the full tile, so that rows split evenly (row_split). */
 #define TILE_EDGES(m) E##m
 /* The k loops unrolled by 4 (brgemm_tile.inc, tile_steps). */
@@ -103,9 +121,11 @@ VINLINE vreg vmadd16(vreg acc, vreg a, vreg b)
  */
 #define F32_SHAPES(X, o) X(6, 2, o) X(8, 1, o)
 #define I16_SHAPES(X, o) X(5, 2, o) X(8, 1, o)
+#define UBS_SHAPES(X, o) X(5, 2, o) X(8, 1, o)
 
 TILES(f32_tiles, OP_F32, F32_SHAPES)
 TILES(i16_tiles, OP_I16, I16_SHAPES)
+TILES(ubs_tiles, OP_I8_UBS, UBS_SHAPES)
 
 /* 32-bit words of converted A and B on the stack per chunk (64 KB). */
 #define CONV_WORDS 16384
@@ -217,13 +237,32 @@ void hgc_rt_f32_avx2(const struct hgc_rt_call *c)
 	run_tiles(c, &f32_tiles);
 }
 
-/* u8 x s8 -> s32 brgemm, exact: both widened to s16 pairs, then vpmaddwd + vpaddd. */
+/* Whether no pair of k in any batch element's B can saturate vpmaddubsw. */
+static int ubs_exact(const struct hgc_rt_call *c)
+{
+	int64_t b;
+
+	for (b = 0; b < c->bs; b++)
+		if (!hgc_rt_s8_pairs_fit(c->B[b], c->ldb, c->N, c->K))
+			return 0;
+	return 1;
+}
+
+/*
+ * u8 x s8 -> s32 brgemm, exact.  When B allows it (each pair of k sums at
+ * most 128 in its positive and in its negative values, so that 255 times
+ * either fits s16), the operands as they are, through vpmaddubsw: nothing
+ * widened.  Otherwise both widened to s16 pairs, then vpmaddwd + vpaddd.
+ */
 void hgc_rt_u8s8_avx2(const struct hgc_rt_call *c)
 {
 	static const struct widen w = {2, 4, 1, hgc_rt_widen_u8_a, hgc_rt_widen_s8_b,
 				       &i16_tiles};
 
-	run_widened(c, &w);
+	if (ubs_exact(c))
+		run_tiles(c, &ubs_tiles);
+	else
+		run_widened(c, &w);
 }
 
 /* bf16 brgemm: both operands widened to f32 (exact), then the f32 tiles. */

@@ -124,3 +124,52 @@ void hgc_rt_widen_s8_b(const void *src, int64_t ldb, int64_t N, int64_t kc, uint
 		}
 	}
 }
+
+/*
+ * Per s16 lane of 32 packed bytes: the larger of the pair's sum of
+ * positive values and of its negative values' magnitudes (at most 256, so
+ * nothing saturates here).
+ */
+static __m256i pair_peak(__m256i x)
+{
+	const __m256i ones = _mm256_set1_epi8(1), zero = _mm256_setzero_si256();
+	__m256i pos = _mm256_max_epi8(x, zero);
+	__m256i neg = _mm256_abs_epi8(_mm256_min_epi8(x, zero));	/* -128 -> 0x80 = 128 */
+
+	return _mm256_max_epi16(_mm256_maddubs_epi16(pos, ones), _mm256_maddubs_epi16(neg, ones));
+}
+
+/* The same for the pair at p, in scalar code. */
+static int pair_peak1(const int8_t *p)
+{
+	int pos = (p[0] > 0 ? p[0] : 0) + (p[1] > 0 ? p[1] : 0);
+	int neg = (p[0] < 0 ? -p[0] : 0) + (p[1] < 0 ? -p[1] : 0);
+
+	return pos > neg ? pos : neg;
+}
+
+/*
+ * Whether vpmaddubsw multiplies packed B by any u8 exactly: no pair of k
+ * has positive values summing past 128 or negative ones past -128 (255 x
+ * 128 = 32640 fits s16, 255 x 129 does not).  Stops at the first row that
+ * fails, so a B that does not fit costs about one row.
+ */
+int hgc_rt_s8_pairs_fit(const void *src, int64_t ldb, int64_t N, int64_t K)
+{
+	const int8_t *b = src;
+	const __m256i limit = _mm256_set1_epi16(128);
+	int64_t r, i;
+
+	for (r = 0; r < K / 4; r++, b += ldb) {
+		__m256i m = _mm256_setzero_si256();
+
+		for (i = 0; i + 32 <= 4 * N; i += 32)
+			m = _mm256_max_epi16(m, pair_peak(_mm256_loadu_si256((const __m256i *)(b + i))));
+		if (!_mm256_testz_si256(_mm256_cmpgt_epi16(m, limit), _mm256_cmpgt_epi16(m, limit)))
+			return 0;
+		for (; i < 4 * N; i += 2)
+			if (pair_peak1(b + i) > 128)
+				return 0;
+	}
+	return 1;
+}

@@ -67,6 +67,13 @@ typedef void hgc_rt_widen_fn(const void *src, int64_t ld, int64_t rows_or_cols, 
 hgc_rt_widen_fn hgc_rt_widen_bf16_a, hgc_rt_widen_bf16_b;
 /* int8 -> s16 pairs (k 2w, 2w + 1 in word w): A to M x kc/2 words; B to kc/2 rows of N. */
 hgc_rt_widen_fn hgc_rt_widen_u8_a, hgc_rt_widen_s8_b;
+/*
+ * Whether packed s8 B (K/4 rows ldb bytes apart, N lanes of 4 k) lets
+ * vpmaddubsw multiply it by any u8 exactly: in every pair of k (0, 1 and
+ * 2, 3 of each lane) the positive values sum to at most 128 and the
+ * negative ones to at least -128, so that 255 times either fits s16.
+ */
+int hgc_rt_s8_pairs_fit(const void *B, int64_t ldb, int64_t N, int64_t K);
 
 /*
  * brgemm_avx512.c: zmm kernels; u8s8 needs AVX512-VNNI, bf16 AVX512-BF16.

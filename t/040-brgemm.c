@@ -1,8 +1,9 @@
 /*
  * 040-brgemm: every brgemm kernel at every ISA this CPU has (forced with
  * hgc_rt_set_isa) against a naive reference on 128 shapes each, through
- * the address-array and stride entry points; int8 extremes; shapes that
- * the AVX2 int8 and bf16 kernels widen in chunks; empty calls;
+ * the address-array and stride entry points; int8 extremes; int8 B small
+ * enough for AVX2's unwidened vpmaddubsw path, and the bound that picks it;
+ * shapes that the AVX2 int8 and bf16 kernels widen in chunks; empty calls;
  * broken contracts; HGC_ISA and its clamping.
  */
 #include <signal.h>
@@ -54,6 +55,76 @@ static void test_int8_extremes(const char *isa)
 		diag("%lld wrong, C[0][0] = %d", (long long)bad, C[0]);
 	free(A);
 	free(B);
+}
+
+/*
+ * int8 B whose pairs of k cannot saturate vpmaddubsw (values in [-64, 64]):
+ * the AVX2 kernel multiplies it unwidened.  The whole sweep again, exact.
+ */
+static void test_int8_small_b(const char *isa)
+{
+	static const enum form forms[] = {FORM_ARRAY, FORM_STRD};
+	char err[400] = "";
+	int fails;
+
+	b_range = 64;
+	fails = sweep(HGC_RT_U8S8, forms, 2, NULL, 0, 1, err, sizeof(err));
+	b_range = 0;
+	if (!ok(fails == 0, "%s u8s8s32, B in [-64, 64]: 128 shapes, bs 1-4, beta 0/1", isa))
+		diag("%d failed; first: %s", fails, err);
+}
+
+/*
+ * A packed B of 2 rows of 9 lanes (one vector and a scalar lane per row),
+ * all pairs (p0, p1) but one, (q0, q1) at byte `at` (even) of row 1.
+ */
+static void pair_rows(int8_t B[72], int p0, int p1, int at, int q0, int q1)
+{
+	int i;
+
+	for (i = 0; i < 72; i += 2) {
+		B[i] = (int8_t)p0;
+		B[i + 1] = (int8_t)p1;
+	}
+	B[36 + at] = (int8_t)q0;
+	B[36 + at + 1] = (int8_t)q1;
+}
+
+/*
+ * hgc_rt_s8_pairs_fit's bound (255 x 128 fits s16, 255 x 129 does not), in
+ * the vector part and the scalar tail of a row; then A = 255 times B at the
+ * bound and just past it through the AVX2 kernel: exact either way.
+ */
+static void test_pairs_fit(void)
+{
+	static const struct { int p0, p1, at, q0, q1, fit; } cases[] = {
+		{64, 64, 0, 64, 64, 1},    {127, 1, 4, 1, 127, 1},   {-128, 0, 8, 0, -128, 1},
+		{100, -100, 2, -100, 100, 1}, {64, 64, 6, 127, 2, 0}, {64, 64, 34, -128, -1, 0},
+		{-64, -64, 34, 2, 127, 0}, {0, 0, 16, -65, -64, 0},
+	};
+	uint8_t A[3 * 8];
+	int8_t B[72];
+	int32_t C[3 * 9];
+	size_t i;
+	int m, n, k, bad;
+
+	memset(A, 255, sizeof(A));
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		pair_rows(B, cases[i].p0, cases[i].p1, cases[i].at, cases[i].q0, cases[i].q1);
+		is_int(hgc_rt_s8_pairs_fit(B, 36, 9, 8), cases[i].fit,
+		       "pairs_fit: (%d, %d) with (%d, %d) at byte %d of row 1", cases[i].p0,
+		       cases[i].p1, cases[i].q0, cases[i].q1, cases[i].at);
+		hgc_brgemm_u8s8s32_strd(A, B, C, 1, 0, 0, 3, 9, 8, 8, 36, 9, 0);
+		for (bad = 0, m = 0; m < 3; m++)
+			for (n = 0; n < 9; n++) {
+				int32_t want = 0;
+
+				for (k = 0; k < 8; k++)
+					want += 255 * B[(k / 4) * 36 + 4 * n + k % 4];
+				bad += C[m * 9 + n] != want;
+			}
+		ok(bad == 0, "u8s8s32 255 x that B: exact (%d wrong)", bad);
+	}
 }
 
 /* Batches longer than the stride forms' address chunk, and arrays of the same length. */
@@ -280,10 +351,13 @@ int main(int argc, char **argv)
 		is_int(hgc_rt_set_isa(isa), isa, "%s: set_isa", name);
 		test_sweep(name);
 		test_int8_extremes(name);
+		test_int8_small_b(name);
 		test_long_batch(name);
 		test_wide(name);
 	}
 	hgc_rt_set_isa(best);
+	if (best >= HGC_ISA_AVX2)
+		test_pairs_fit();
 	test_empty();
 	test_contract();
 	test_choose();

@@ -93,6 +93,9 @@ static double b_val(const struct bcase *c, const void *B, int64_t ldb, int64_t k
 	return bf_f(((const uint16_t *)B)[o]);
 }
 
+/* When above 0: int8 B values in [-b_range, b_range] instead of any s8 (the AVX2 vpmaddubsw path). */
+static int b_range;
+
 /* Store a random value (or zero) into element i of a buffer of the case's A or B type. */
 static void put_val(const struct bcase *c, void *p, int64_t i, int is_b, int zero, uint32_t *s)
 {
@@ -100,9 +103,10 @@ static void put_val(const struct bcase *c, void *p, int64_t i, int is_b, int zer
 
 	if (c->kind == HGC_RT_F32) {
 		((float *)p)[i] = zero ? 0.0f : rnd_f(s);
+	} else if (c->kind == HGC_RT_U8S8 && is_b && b_range > 0) {
+		((int8_t *)p)[i] = zero ? 0 : (int8_t)((int)((r >> 11) % (2u * b_range + 1)) - b_range);
 	} else if (c->kind == HGC_RT_U8S8) {
 		((uint8_t *)p)[i] = zero ? 0 : (uint8_t)(r >> 11);
-		(void)is_b;
 	} else {
 		float f = zero ? 0.0f : rnd_f(s);
 		uint32_t u;
