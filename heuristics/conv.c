@@ -18,6 +18,13 @@ static int64_t cdiv(int64_t a, int64_t b)
 	return b > 0 ? (a + b - 1) / b : a;
 }
 
+/* The L2 cache of a core of this machine (Zen 3, 512 KiB); the machine
+   model's figure (model.c) is Zen 4's 1 MiB. */
+static int64_t l2_bytes(const struct hgc_heur_ctx *cx)
+{
+	return cx->mc->l2 < (512 << 10) ? cx->mc->l2 : 512 << 10;
+}
+
 /*
  * ns one call spends streaming its weights: the kernel runs its row tiles
  * (6 rows) outer, each reading the call's whole B (k x OCB).  Fitted to the
@@ -34,7 +41,7 @@ static double stream_ns(const struct hgc_heur_ctx *cx, int64_t rows, int64_t bby
 
 	if (bbytes <= mc->l1 / 2)
 		return 0;
-	if (bbytes > mc->l2 / 6)
+	if (bbytes > l2_bytes(cx) / 6)
 		bw = 20.0;
 	return (double)(cdiv(rows, 6) * bbytes) / bw;
 }
@@ -76,6 +83,62 @@ static void direct(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 	hgc_heur_finish(cx, o, useful, thread, T, (double)(per * owblk * chunks) * fmax(call, stream), 2);
 }
 
+/*
+ * Bytes conv_1x1 or conv_nxc reads from beyond L2 on one thread: the input
+ * rows of a group of OHB output rows stay in L2 while its OCGB blocks of
+ * weights pass when both fit three quarters of it, else every block reads
+ * them again; a group of weights stays across the row groups of an image
+ * when it fits beside one row group, else it is read again for every row
+ * group.
+ */
+static double nxc_bytes(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e, int64_t T)
+{
+	int64_t N = V(N), IC = V(IC), OW = V(OW), KH = V(KH), KW = V(KW), OCB = V(OCB);
+	int64_t OHB = V(OHB), OCGB = V(OCGB), sh = V(stride_h), sw = V(stride_w);
+	int64_t ohblk = V(OHBLK), ocgn = V(OCGN), fit = l2_bytes(cx) * 3 / 4;
+	int64_t rows = (OHB - 1) * sh + KH < OHB * KH ? (OHB - 1) * sh + KH : OHB * KH;
+	int64_t pix = (OW - 1) * sw + KW < OW * KW ? (OW - 1) * sw + KW : OW * KW;
+	double xg = (double)(rows * pix * IC * cx->esize[0]);
+	double wg = (double)(OCGB * OCB * IC * KH * KW * cx->esize[1]);
+	double groups = (double)(N * ocgn * ohblk), xreads, wreads;
+
+	xreads = xg + wg <= (double)fit ? groups : groups * (double)OCGB;
+	wreads = xg + wg <= (double)fit ? (double)(N * ocgn) : groups;
+	return (xreads * xg + wreads * wg) / (double)T;
+}
+
+/* conv_1x1's and conv_nxc's estimate: the brgemm calls of conv_direct's
+   model, what the order of the row and channel groups reads from beyond
+   L2, and packing (the padded input of conv_nxc; Y is written in place). */
+static void nxc(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
+		struct hgc_heur_est *o)
+{
+	int64_t N = V(N), IC = V(IC), OC = V(OC), OH = V(OH), OW = V(OW), KH = V(KH), KW = V(KW);
+	int64_t ICB = V(ICB), OCB = V(OCB), OWB = V(OWB), icblk = V(ICBLK);
+	int64_t owblk = V(OWBLK), T = V(threads) > 0 ? V(threads) : 1;
+	int64_t BS = V(BS) > 0 ? V(BS) : icblk, chunks = cdiv(icblk, BS), bs = BS * KH * KW;
+	int64_t items = N * V(OCGN) * V(OHBLK) * V(OCGB), per = cdiv(items, T) * V(OHB);
+	double useful = 2.0 * (double)(N * OC * OH * OW) * (double)(IC * KH * KW);
+	double thread = 2.0 * (double)(per * owblk * OWB * OCB) * (double)(icblk * ICB * KH * KW);
+	double call = hgc_heur_call_ns(cx, OWB, OCB, bs * ICB, bs);
+	double stream = stream_ns(cx, OWB, bs * ICB * OCB * cx->esize[1]);
+
+	if (OWB < 6 && OWB < OW)
+		call *= 6.0 / (double)OWB;
+	if (OCB < 16 && OC >= 16)
+		call *= 1.25;
+	if (chunks > 1)
+		call += (double)(2 * OWB * OCB * cx->esize[2]) / 32.0;
+	/* every row tile starts each batch element (its addresses, the k loop):
+	   about 8 cycles, which short blocks of input channels pay often (3x3,
+	   64 channels: ICB = 64 ran 1.1x faster than ICB = 16) */
+	call += (double)(cdiv(OWB, 6) * cdiv(OCB, 16) * bs * 8) / cx->mc->ghz;
+	o->working_set = (V(OHB) * OW * IC + V(OCGB) * OCB * IC * KH * KW) * cx->esize[0];
+	o->mem_ns = nxc_bytes(cx, e, T) / cx->mc->l3_bw;
+	o->pack_ns = hgc_heur_pack_layouts(cx, e, T);
+	hgc_heur_finish(cx, o, useful, thread, T, (double)(per * owblk * chunks) * fmax(call, stream), 2);
+}
+
 /* The direct convolution family, by its parameter names. */
 bool hgc_heur_conv(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 		   struct hgc_heur_est *out)
@@ -83,6 +146,9 @@ bool hgc_heur_conv(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 	if (cx->b->t->op != HGC_OP_CONVOLUTION || !HAS(ICB) || !HAS(OCB) || !HAS(OWB) ||
 	    !HAS(ICBLK) || !HAS(OCBLK) || !HAS(OWBLK))
 		return false;
-	direct(cx, e, out);
+	if (HAS(OHB) && HAS(OCGB) && HAS(OHBLK) && HAS(OCGN))
+		nxc(cx, e, out);
+	else
+		direct(cx, e, out);
 	return true;
 }

@@ -42,7 +42,7 @@
 	X(MBLK) X(NBLK) X(KBLK) X(MSN) X(NSN) X(KSN)                              \
 	X(IC) X(IH) X(IW) X(OC) X(KH) X(KW) X(OH) X(OW) X(ICB) X(OCB) X(OWB)      \
 	X(ICBLK) X(OCBLK) X(OWBLK) X(PR) X(PB) X(pad_top) X(pad_left) X(stride_w) \
-	X(threads) X(vlen) X(kpack)
+	X(threads) X(vlen) X(kpack) X(OHB) X(OCGB) X(OHBLK) X(OCGN) X(stride_h)
 
 enum hgc_heur_name {
 #define X(n) HGC_HEUR_N_##n,

@@ -1,0 +1,82 @@
+#!/bin/sh
+# 107-conv-groups: conv_1x1's row and channel groups.  The threads split
+# the batch, groups of OCGB blocks of output channels and groups of OHB
+# output rows, the channel blocks of a group innermost: the estimate keeps
+# every block inner when all the weights fit L2 beside a group's input rows,
+# and a group of weights that fits when they do not; pinned groups compute
+# what the interpreter does on both backends; a group of rows that does not
+# divide the rows is an error at the pin.
+# HGC names the binary (default build/hgc).
+set -u
+HGC=${HGC:-$PWD/build/hgc}
+tmp=$(mktemp -d /tmp/hgc-107-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+
+# ok STATUS DESCRIPTION
+ok() {
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
+}
+
+# conv NAME N IC H OC STRIDE [CONFIG-BODY]: a one-conv 1x1 NXC/XIO spec
+conv() {
+	cat <<SPEC
+config c_$1 { threads = 1; $7 }
+spec $1 {
+  input x : f32[$2, $4, $4, $3];
+  const w : f32[1, 1, $3, $5];
+  y = Convolution(x, w, strides = [$6, $6], pads_begin = [0, 0], pads_end = [0, 0],
+                  dilations = [1, 1], data_format = "NXC", weights_format = "XIO");
+  output y;
+  config c_$1;
+  expect { rtol = 1e-4; atol = 1e-5; }
+}
+SPEC
+}
+
+# chosen FILE PARAM: the value of PARAM on the chosen line of hgc explain
+chosen() {
+	"$HGC" explain "$1" | sed -n 's/.*chosen .*\b'"$2"'=\([0-9]*\).*/\1/p' | head -1
+}
+
+echo "1..8"
+
+# res2b_branch2a: 64 KiB of weights, 56 KiB of input per row: every block
+# of weights passes while a row group's input stays
+conv r2 4 256 56 64 1 "" > "$tmp/r2.hgc"
+ocb=$(chosen "$tmp/r2.hgc" OCB) ocgb=$(chosen "$tmp/r2.hgc" OCGB)
+test $(( ${ocb:-0} * ${ocgb:-0} )) -eq 64
+ok $? "res2b_branch2a: every block of output channels inside a row group (OCB=$ocb OCGB=$ocgb)"
+
+# res5a_branch2c-like, 512 x 2048 weights (4 MiB): a group of them fits L2
+conv r5 1 512 7 2048 1 "" > "$tmp/r5.hgc"
+ocb=$(chosen "$tmp/r5.hgc" OCB) ocgb=$(chosen "$tmp/r5.hgc" OCGB)
+test "${ocgb:-0}" -ge 1 && test $(( ${ocb:-0} * ${ocgb:-0} * 512 * 4 )) -le $((384 * 1024))
+ok $? "4 MiB of weights: a group of them fits three quarters of L2 (OCB=$ocb OCGB=$ocgb)"
+
+# pinned groups: 3 blocks of 16 output channels in a group, rows in groups
+# of 4; then stride 2 with the rows of a channel block inner
+conv g1 2 32 12 48 1 "pin conv_1x1.OCB = 16; pin conv_1x1.OHB = 4; pin conv_1x1.OCGB = 3;
+  pin conv_1x1.BS = 1; pin conv_1x1.ICB = 16;" > "$tmp/g1.hgc"
+"$HGC" compile --dump=tir "$tmp/g1.hgc" > "$tmp/g1.tir" 2>&1
+grep -q 'parallel for (n in \[0, 2), ocg in \[0, 1), ohb in \[0, 3), oci in \[0, 3))' "$tmp/g1.tir" &&
+	grep -q 'for (ohi in \[0, 4))' "$tmp/g1.tir"
+ok $? "OHB=4 OCGB=3: batch, channel groups, row groups and blocks in parallel, rows inside"
+for be in jit c; do
+	"$HGC" run --backend=$be "$tmp/g1.hgc" > "$tmp/g1.$be" 2>&1
+	ok $? "pinned groups match the interpreter on $be"
+done
+
+conv g2 2 32 14 48 2 "pin conv_1x1.OCB = 16; pin conv_1x1.OHB = 7; pin conv_1x1.OCGB = 1;" \
+	> "$tmp/g2.hgc"
+"$HGC" run --backend=c "$tmp/g2.hgc" > "$tmp/g2.out" 2>&1
+ok $? "stride 2, OHB=7 OCGB=1 (the rows of a channel block inner) matches the interpreter"
+
+conv bad 1 32 14 48 1 "pin conv_1x1.OHB = 4;" > "$tmp/bad.hgc"
+"$HGC" run "$tmp/bad.hgc" > "$tmp/bad.out" 2>&1
+st=$?
+test $st -eq 1 && grep -q "error: .*conv_1x1.OHB = 4.*divides(OH)" "$tmp/bad.out"
+ok $? "OHB=4 of 14 rows is an error at the pin naming divides(OH)"
+grep -q "$tmp/bad.hgc:1:" "$tmp/bad.out"
+ok $? "the error points at the config"
