@@ -82,7 +82,8 @@ static int check_rule(const struct hgc_tmpl_rule *r, struct hgc_diag *d)
 	if (!strcmp(r->kind, "use")) {
 		if (!(t = hgc_tmpl_find(r->value)))
 			return hgc_error(d, &r->loc, "unknown template '%s'", r->value);
-		if (op_named(r->key) != t->op)
+		if (op_named(r->key) != t->op ||
+		    (t->op == HGC_TMPL_REGION && strcasecmp(r->key, "Region")))
 			return hgc_error(d, &r->loc, "template %s serves %s, not '%s'", t->name,
 					 hgc_tmpl_op_name(t->op), r->key);
 		return 0;
