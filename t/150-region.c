@@ -219,6 +219,10 @@ static void test_log(const struct hgc_program *p)
 		{ "pin", "region_rows.RB", "7", { "t/150.hgc", 1, 1 } } };
 	static const struct hgc_tmpl_rule bad_use[] = {
 		{ "use", "MatMul", "region_rows", { "t/150.hgc", 2, 1 } } };
+	static const struct hgc_tmpl_rule bad_op[] = {
+		{ "use", "Regoin", "region_rows", { "t/150.hgc", 3, 1 } } };
+	static const struct hgc_tmpl_rule mm_use[] = {
+		{ "use", "Region", "matmul_core", { "t/150.hgc", 4, 1 } } };
 	const struct hgc_spec *sm4 = HGC_PROGRAM_SPEC(p, 0), *ln_flat = HGC_PROGRAM_SPEC(p, 3);
 	struct hgc_diag d;
 	char *t;
@@ -253,6 +257,18 @@ static void test_log(const struct hgc_program *p)
 	t = log_rules(sm4, bad_use, 1, &d);
 	ok(!t && strstr(hgc_diag_text(&d), "t/150.hgc:2:1: error: template region_rows serves "
 			"Region, not 'MatMul'"), "use a Region template for MatMul");
+	free(t);
+	hgc_diag_release(&d);
+	hgc_diag_init(&d);
+	t = log_rules(sm4, bad_op, 1, &d);
+	ok(!t && strstr(hgc_diag_text(&d), "t/150.hgc:3:1: error: template region_rows serves "
+			"Region, not 'Regoin'"), "use a Region template for an unknown op");
+	free(t);
+	hgc_diag_release(&d);
+	hgc_diag_init(&d);
+	t = log_rules(sm4, mm_use, 1, &d);
+	ok(!t && strstr(hgc_diag_text(&d), "t/150.hgc:4:1: error: template matmul_core serves "
+			"MatMul, not 'Region'"), "use a MatMul template for Region");
 	free(t);
 	hgc_diag_release(&d);
 }
