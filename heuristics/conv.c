@@ -84,12 +84,14 @@ static void direct(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 }
 
 /*
- * Bytes conv_1x1 or conv_nxc reads from beyond L2 on one thread: the input
- * rows of a group of OHB output rows stay in L2 while its OCGB blocks of
- * weights pass when both fit three quarters of it, else every block reads
- * them again; a group of weights stays across the row groups of an image
- * when it fits beside one row group, else it is read again for every row
- * group.
+ * Bytes conv_1x1 reads from beyond L2 on one thread.  A group's input rows
+ * (OHB output rows of OW pixels, IC channels each) are read once, and the
+ * part of them that does not fit three quarters of L2 beside the group's
+ * OCGB blocks of weights again by each further block (by each further
+ * block of the image when one group holds all its rows); a group of weights is
+ * read once per image, and the part that does not fit again by each
+ * further row group.  (Written for any window, so that a template reading
+ * a channels-last input in place with a kernel window can share it.)
  */
 static double nxc_bytes(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e, int64_t T)
 {
@@ -100,16 +102,21 @@ static double nxc_bytes(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env
 	int64_t pix = (OW - 1) * sw + KW < OW * KW ? (OW - 1) * sw + KW : OW * KW;
 	double xg = (double)(rows * pix * IC * cx->esize[0]);
 	double wg = (double)(OCGB * OCB * IC * KH * KW * cx->esize[1]);
-	double groups = (double)(N * ocgn * ohblk), xreads, wreads;
+	double over = fmax(0, xg + wg - (double)fit), x, w;
 
-	xreads = xg + wg <= (double)fit ? groups : groups * (double)OCGB;
-	wreads = xg + wg <= (double)fit ? (double)(N * ocgn) : groups;
-	return (xreads * xg + wreads * wg) / (double)T;
+	/* one row group per image: consecutive channel groups share its rows */
+	if (ohblk == 1)
+		x = (double)N * (xg + (double)(ocgn * OCGB - 1) * fmin(xg, over));
+	else
+		x = (double)(N * ocgn * ohblk) * (xg + (double)(OCGB - 1) * fmin(xg, over));
+	w = (double)(N * ocgn) * (wg + (double)(ohblk - 1) * fmin(wg, over));
+	return (x + w) / (double)T;
 }
 
-/* conv_1x1's and conv_nxc's estimate: the brgemm calls of conv_direct's
-   model, what the order of the row and channel groups reads from beyond
-   L2, and packing (the padded input of conv_nxc; Y is written in place). */
+/* conv_1x1's estimate: the brgemm calls of conv_direct's model (X and Y
+   in place: nothing packed per run) and what the order of the row and
+   channel groups reads from beyond L2, at 16 B/ns (measured: reading a
+   56x56x256 input 4 times instead of once cost 2.2 ms more for 38 MB). */
 static void nxc(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 		struct hgc_heur_est *o)
 {
@@ -130,11 +137,12 @@ static void nxc(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 	if (chunks > 1)
 		call += (double)(2 * OWB * OCB * cx->esize[2]) / 32.0;
 	/* every row tile starts each batch element (its addresses, the k loop):
-	   about 8 cycles, which short blocks of input channels pay often (3x3,
-	   64 channels: ICB = 64 ran 1.1x faster than ICB = 16) */
+	   about 8 cycles, which short blocks of input channels pay often (a
+	   channels-last 3x3 conv of 64 channels ran 1.1x faster with ICB = 64
+	   than with 16) */
 	call += (double)(cdiv(OWB, 6) * cdiv(OCB, 16) * bs * 8) / cx->mc->ghz;
 	o->working_set = (V(OHB) * OW * IC + V(OCGB) * OCB * IC * KH * KW) * cx->esize[0];
-	o->mem_ns = nxc_bytes(cx, e, T) / cx->mc->l3_bw;
+	o->mem_ns = nxc_bytes(cx, e, T) / 16.0;
 	o->pack_ns = hgc_heur_pack_layouts(cx, e, T);
 	hgc_heur_finish(cx, o, useful, thread, T, (double)(per * owblk * chunks) * fmax(call, stream), 2);
 }
