@@ -148,6 +148,38 @@ static int pair_peak1(const int8_t *p)
 	return pos > neg ? pos : neg;
 }
 
+/* Whether some s16 lane of m exceeds 128. */
+static int over128(__m256i m)
+{
+	__m256i gt = _mm256_cmpgt_epi16(m, _mm256_set1_epi16(128));
+
+	return !_mm256_testz_si256(gt, gt);
+}
+
+/*
+ * Whether the whole vectors of one packed row of n bytes fit: first the
+ * cheaper sufficient test |b0| + |b1| <= 128 (4 vector ops per 32 bytes),
+ * then, only if that fails, the exact bound (pair_peak, 8).
+ */
+static int row_fits(const int8_t *b, int64_t n)
+{
+	const __m256i ones = _mm256_set1_epi8(1);
+	__m256i m = _mm256_setzero_si256();
+	int64_t i;
+
+	for (i = 0; i + 32 <= n; i += 32) {
+		__m256i x = _mm256_abs_epi8(_mm256_loadu_si256((const __m256i *)(b + i)));
+
+		m = _mm256_max_epi16(m, _mm256_maddubs_epi16(x, ones));
+	}
+	if (!over128(m))
+		return 1;
+	m = _mm256_setzero_si256();
+	for (i = 0; i + 32 <= n; i += 32)
+		m = _mm256_max_epi16(m, pair_peak(_mm256_loadu_si256((const __m256i *)(b + i))));
+	return !over128(m);
+}
+
 /*
  * Whether vpmaddubsw multiplies packed B by any u8 exactly: no pair of k
  * has positive values summing past 128 or negative ones past -128 (255 x
@@ -157,17 +189,12 @@ static int pair_peak1(const int8_t *p)
 int hgc_rt_s8_pairs_fit(const void *src, int64_t ldb, int64_t N, int64_t K)
 {
 	const int8_t *b = src;
-	const __m256i limit = _mm256_set1_epi16(128);
 	int64_t r, i;
 
 	for (r = 0; r < K / 4; r++, b += ldb) {
-		__m256i m = _mm256_setzero_si256();
-
-		for (i = 0; i + 32 <= 4 * N; i += 32)
-			m = _mm256_max_epi16(m, pair_peak(_mm256_loadu_si256((const __m256i *)(b + i))));
-		if (!_mm256_testz_si256(_mm256_cmpgt_epi16(m, limit), _mm256_cmpgt_epi16(m, limit)))
+		if (!row_fits(b, 4 * N))
 			return 0;
-		for (; i < 4 * N; i += 2)
+		for (i = 4 * N / 32 * 32; i < 4 * N; i += 2)
 			if (pair_peak1(b + i) > 128)
 				return 0;
 	}
