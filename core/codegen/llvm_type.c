@@ -158,6 +158,32 @@ LLVMValueRef hgc_llvm_from_mem(struct hgc_llvm_gen *g, LLVMValueRef v, struct hg
 	return v;
 }
 
+/*
+ * f32 to s8 or u8 as llvm.fpto[su]i.sat converts (NaN 0, saturating), from
+ * a select (s8: NaN to 0; u8's maxnum with 0 does it), maxnum, minnum and a
+ * plain conversion of the clamped value, which LLVM 14 vectorizes: the sat
+ * intrinsics stayed scalar, and the u8 stores after a quantized MatMul
+ * took 40% of a batched int8 MatMul's run.
+ */
+static LLVMValueRef float_to_byte(struct hgc_llvm_gen *g, LLVMValueRef v, struct hgc_tir_type to)
+{
+	LLVMTypeRef ty = LLVMTypeOf(v), ov[1] = {ty};
+	int n = LLVMGetTypeKind(ty) == LLVMVectorTypeKind ? (int)LLVMGetVectorSize(ty) : 1;
+	bool u = to.kind == HGC_TIR_U8;
+	LLVMValueRef a[2];
+
+	if (!u)
+		v = LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealORD, v, v, ""), v,
+				    LLVMConstNull(ty), "");
+	a[0] = v;
+	a[1] = hgc_llvm_splat(g, LLVMConstReal(g->t.f32, u ? 0 : -128), n);
+	a[0] = hgc_llvm_call_intrinsic(g, "llvm.maxnum", ov, 1, a, 2);
+	a[1] = hgc_llvm_splat(g, LLVMConstReal(g->t.f32, u ? 255 : 127), n);
+	v = hgc_llvm_call_intrinsic(g, "llvm.minnum", ov, 1, a, 2);
+	return u ? LLVMBuildFPToUI(g->b, v, like(v, g->t.i8), "")
+		 : LLVMBuildFPToSI(g->b, v, like(v, g->t.i8), "");
+}
+
 /* f32 to an integer kind: llvm.fpto[su]i.sat (NaN 0, saturating), or != 0 for bool. */
 static LLVMValueRef from_float(struct hgc_llvm_gen *g, LLVMValueRef v, struct hgc_tir_type to)
 {
@@ -167,6 +193,8 @@ static LLVMValueRef from_float(struct hgc_llvm_gen *g, LLVMValueRef v, struct hg
 		return v;
 	if (to.kind == HGC_TIR_BOOL)
 		return LLVMBuildFCmp(g->b, LLVMRealUNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+	if (to.kind == HGC_TIR_U8 || to.kind == HGC_TIR_S8)
+		return float_to_byte(g, v, to);
 	ov[0] = hgc_llvm_type(g, to);
 	ov[1] = LLVMTypeOf(v);
 	return hgc_llvm_call_intrinsic(g, to.kind == HGC_TIR_U8 ? "llvm.fptoui.sat" : "llvm.fptosi.sat",
