@@ -205,7 +205,10 @@ static int ranges(const struct hgc_ast *ix, int *pos, const struct hgc_ast **ent
 
 /*
  * One brgemm operand: want ranges (2, or 3 for a packed B); the last
- * `contig` ranges must be the innermost dims with no step.
+ * `contig` ranges must be the innermost dims with no step.  A or C may
+ * have 3 ranges when the first two are one run of rows (several rows of a
+ * channels-last image), which the instantiation checks
+ * (core/lower/tmpl_kernel.c).
  */
 static void operand(struct hgc_tck *c, struct hgc_ast *ix, const char *role, int want,
 		    int contig)
@@ -215,7 +218,7 @@ static void operand(struct hgc_tck *c, struct hgc_ast *ix, const char *role, int
 
 	if (r < 0)
 		return;
-	if (r != want) {
+	if (r != want && !(want == 2 && r == 3)) {
 		hgc_tck_error(c, &ix->loc, "brgemm: %s must be a slice of %d dims%s, not %d", role,
 			      want, want == 3 ? " (its layout is packed)" : "", r);
 		return;

@@ -128,12 +128,29 @@ static int64_t want_pack(enum hgc_tir_kind a)
 	return a == HGC_TIR_U8 ? 4 : a == HGC_TIR_BF16 ? 2 : 1;
 }
 
-/* A 2-D operand (A or C): rows and columns, the columns innermost and dense. */
+/* Whether a slice's first two of three ranges are one run of rows: the
+   outer steps over exactly the inner one's rows (several rows of a plain
+   channels-last image, all of their pixels), the last range dense. */
+static bool rows_merge(const struct hgc_tmpl_slice *s, const int *pos)
+{
+	return pos[2] == s->n - 1 && s->step[pos[2]] == 1 &&
+	       stride(s->tensor, pos[0]) * s->step[pos[0]] ==
+		       stride(s->tensor, pos[1]) * s->step[pos[1]] * s->len[pos[1]];
+}
+
+/* A 2-D operand (A or C): rows and columns, the columns innermost and dense;
+   two ranges of rows that are one run (rows_merge) count as one. */
 static int matrix(struct hgc_tmpl_build *b, const struct hgc_tmpl_slice *s, const char *role,
 		  int64_t *rows, int64_t *cols, int64_t *ld)
 {
 	int pos[HGC_TMPL_MAX_PHYS], n = ranges(s, pos);
 
+	if (n == 3 && rows_merge(s, pos)) {
+		*rows = s->len[pos[0]] * s->len[pos[1]];
+		*cols = s->len[pos[2]];
+		*ld = stride(s->tensor, pos[1]) * s->step[pos[1]];
+		return 0;
+	}
 	if (n != 2 || pos[1] != s->n - 1 || s->step[pos[1]] != 1)
 		return hgc_tmpl_fail(b, s->loc, "brgemm: %s must be rows and columns with the "
 				     "columns innermost and dense", role);
