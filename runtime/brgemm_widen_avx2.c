@@ -157,46 +157,54 @@ static int over128(__m256i m)
 }
 
 /*
- * Whether the whole vectors of one packed row of n bytes fit: first the
- * cheaper sufficient test |b0| + |b1| <= 128 (4 vector ops per 32 bytes),
- * then, only if that fails, the exact bound (pair_peak, 8).
+ * Whether the n bytes at b (n even) fit: the whole vectors first by the
+ * cheaper sufficient test |b0| + |b1| <= 128 (4 vector ops per 32 bytes)
+ * and, only if that fails, by the exact bound (pair_peak, 8); the last
+ * pairs in scalar code.
  */
-static int row_fits(const int8_t *b, int64_t n)
+static int span_fits(const int8_t *b, int64_t n)
 {
 	const __m256i ones = _mm256_set1_epi8(1);
 	__m256i m = _mm256_setzero_si256();
-	int64_t i;
+	int64_t i, nv = n / 32 * 32;
 
-	for (i = 0; i + 32 <= n; i += 32) {
+	for (i = 0; i < nv; i += 32) {
 		__m256i x = _mm256_abs_epi8(_mm256_loadu_si256((const __m256i *)(b + i)));
 
 		m = _mm256_max_epi16(m, _mm256_maddubs_epi16(x, ones));
 	}
-	if (!over128(m))
-		return 1;
-	m = _mm256_setzero_si256();
-	for (i = 0; i + 32 <= n; i += 32)
-		m = _mm256_max_epi16(m, pair_peak(_mm256_loadu_si256((const __m256i *)(b + i))));
-	return !over128(m);
+	if (over128(m)) {
+		m = _mm256_setzero_si256();
+		for (i = 0; i < nv; i += 32)
+			m = _mm256_max_epi16(m, pair_peak(_mm256_loadu_si256((const __m256i *)(b + i))));
+		if (over128(m))
+			return 0;
+	}
+	for (i = nv; i < n; i += 2)
+		if (pair_peak1(b + i) > 128)
+			return 0;
+	return 1;
 }
+
+/* Bytes of a dense B checked at a time: a B that fails costs about this much. */
+#define FIT_SPAN 2048
 
 /*
  * Whether vpmaddubsw multiplies packed B by any u8 exactly: no pair of k
  * has positive values summing past 128 or negative ones past -128 (255 x
- * 128 = 32640 fits s16, 255 x 129 does not).  Stops at the first row that
- * fails, so a B that does not fit costs about one row.
+ * 128 = 32640 fits s16, 255 x 129 does not).  Row by row, or in spans of
+ * several rows when they are dense (ldb = 4N); stops at the first span
+ * that fails.
  */
 int hgc_rt_s8_pairs_fit(const void *src, int64_t ldb, int64_t N, int64_t K)
 {
 	const int8_t *b = src;
-	int64_t r, i;
+	int64_t r, rows = K / 4, step = 1;
 
-	for (r = 0; r < K / 4; r++, b += ldb) {
-		if (!row_fits(b, 4 * N))
+	if (ldb == 4 * N && 4 * N < FIT_SPAN)
+		step = FIT_SPAN / (4 * N);
+	for (r = 0; r < rows; r += step, b += step * ldb)
+		if (!span_fits(b, (rows - r < step ? rows - r : step) * 4 * N))
 			return 0;
-		for (i = 4 * N / 32 * 32; i < 4 * N; i += 2)
-			if (pair_peak1(b + i) > 128)
-				return 0;
-	}
 	return 1;
 }

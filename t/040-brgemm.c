@@ -92,8 +92,9 @@ static void pair_rows(int8_t B[72], int p0, int p1, int at, int q0, int q1)
 
 /*
  * hgc_rt_s8_pairs_fit's bound (255 x 128 fits s16, 255 x 129 does not), in
- * the vector part and the scalar tail of a row; then A = 255 times B at the
- * bound and just past it through the AVX2 kernel: exact either way.
+ * the vector part and the scalar tail of dense rows, and on rows with a gap
+ * (checked one by one, the gap ignored); then A = 255 times B at the bound
+ * and just past it through the AVX2 kernel: exact either way.
  */
 static void test_pairs_fit(void)
 {
@@ -114,6 +115,8 @@ static void test_pairs_fit(void)
 		is_int(hgc_rt_s8_pairs_fit(B, 36, 9, 8), cases[i].fit,
 		       "pairs_fit: (%d, %d) with (%d, %d) at byte %d of row 1", cases[i].p0,
 		       cases[i].p1, cases[i].q0, cases[i].q1, cases[i].at);
+		is_int(hgc_rt_s8_pairs_fit(B, 36, 8, 8), cases[i].at < 32 ? cases[i].fit : 1,
+		       "pairs_fit, rows of 8 lanes 36 bytes apart: the gap is not B");
 		hgc_brgemm_u8s8s32_strd(A, B, C, 1, 0, 0, 3, 9, 8, 8, 36, 9, 0);
 		for (bad = 0, m = 0; m < 3; m++)
 			for (n = 0; n < 9; n++) {
