@@ -122,11 +122,13 @@ static void nxc(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 {
 	int64_t N = V(N), IC = V(IC), OC = V(OC), OH = V(OH), OW = V(OW), KH = V(KH), KW = V(KW);
 	int64_t ICB = V(ICB), OCB = V(OCB), OWB = V(OWB), icblk = V(ICBLK);
-	int64_t owblk = V(OWBLK), T = V(threads) > 0 ? V(threads) : 1;
+	int64_t T = V(threads) > 0 ? V(threads) : 1;
 	int64_t BS = V(BS) > 0 ? V(BS) : icblk, chunks = cdiv(icblk, BS), bs = BS * KH * KW;
-	int64_t items = N * V(OCGN) * V(OHBLK) * V(OCGB), per = cdiv(items, T) * V(OHB);
+	/* per: the calls of a thread for each chunk of input channels (an item
+	   is OHB rows of OCB channels, OWB pixels a call) */
+	int64_t items = N * V(OCGN) * V(OHBLK) * V(OCGB), per = cdiv(items, T) * V(OHB) * OW / OWB;
 	double useful = 2.0 * (double)(N * OC * OH * OW) * (double)(IC * KH * KW);
-	double thread = 2.0 * (double)(per * owblk * OWB * OCB) * (double)(icblk * ICB * KH * KW);
+	double thread = 2.0 * (double)(per * OWB * OCB) * (double)(icblk * ICB * KH * KW);
 	double call = hgc_heur_call_ns(cx, OWB, OCB, bs * ICB, bs);
 	double stream = stream_ns(cx, OWB, bs * ICB * OCB * cx->esize[1]);
 
@@ -144,7 +146,7 @@ static void nxc(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 	o->working_set = (V(OHB) * OW * IC + V(OCGB) * OCB * IC * KH * KW) * cx->esize[0];
 	o->mem_ns = nxc_bytes(cx, e, T) / 16.0;
 	o->pack_ns = hgc_heur_pack_layouts(cx, e, T);
-	hgc_heur_finish(cx, o, useful, thread, T, (double)(per * owblk * chunks) * fmax(call, stream), 2);
+	hgc_heur_finish(cx, o, useful, thread, T, (double)(per * chunks) * fmax(call, stream), 2);
 }
 
 /* The direct convolution family, by its parameter names. */
