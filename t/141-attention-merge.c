@@ -5,7 +5,8 @@
  * folded-batch operands (Q, the probabilities) into place, move the
  * packing of V before the first loop, merge the two loops and shrink the
  * scores to the iteration's rows.  Checked on the TIR after the passes (one
- * merged parallel for, Q and the scores read in place, the scores tensor a
+ * merged parallel for, Q and the scores read in place, the results written
+ * in place (no write-back copies), the scores tensor a
  * per-iteration slice defined inside the loop) at batch 1 and at batch 2
  * (a batch index split with / and %), and on the numbers against the
  * interpreter: JIT and C backend, with the passes on and with
@@ -97,6 +98,8 @@ static void test_tir(const struct hgc_spec *sp, long scores)
 	   sp->name, n, scores);
 	ok(strstr(s, "= &q[") && !strstr(s, "= q["), "%s: Q is read in place, not copied", sp->name);
 	ok(strstr(s, "= &s[") != NULL, "%s: P x V reads the scores in place", sp->name);
+	ok(strstr(s, "], &s[") && strstr(s, "], &y[") && !strstr(s, "tensor C"),
+	   "%s: both brgemms write their results in place (no write-back copy)", sp->name);
 	free(s);
 	s = tir_of(sp, &fwd_off);
 	is_int(count(s, "merge 1 {"), 2, "%s: with copy_forward off the copies keep the loops apart",

@@ -12,6 +12,16 @@
  * extent, step 1, each loop variable T's index in one dim), and it must not
  * stand inside another loop.  A slice address may span several elements of
  * a dim of T only if that dim is one dim of P.
+ *
+ * The result side is the same in reverse: a temporary C that one brgemm
+ * writes (accumulate false), whose slice the statement right after the call
+ * (or the first of the block right after it) copies element for element into P at the same linear position, and that
+ * nothing else touches, is P: the brgemm writes P and the copy goes (the
+ * write-back of a template's C into a graph tensor of another rank).
+ *
+ * Then local tensors whose accesses all split one index back into two dims
+ * (x / c or (x / c) % n, and x % c) are refolded to one dim indexed by x,
+ * so that the merge and shrink passes see affine indices.
  */
 #include "passes_int.h"
 
@@ -210,29 +220,27 @@ static const struct hgc_tir_expr *folded(const struct hgc_tp_vars *v,
 	return hi->ops[0];
 }
 
-/* Whether the store reads P at T's linear position. */
-static bool same_position(struct fwd *w, const struct hgc_tp_access *st)
+/* Whether T at indices ti and P (w->p) at indices pi are the same linear position:
+   same element type and size, and the row-major offsets equal as affine forms. */
+static bool same_lin(struct fwd *w, struct hgc_tir_expr *const *ti,
+		     struct hgc_tir_expr *const *pi)
 {
-	const struct hgc_tir_expr *val = st->s->u.store.value;
 	struct hgc_tp_aff lt = { .ok = true }, lp = { .ok = true };
 	int64_t ts[MAXD], ps[MAXD];
 
-	if (val->kind != HGC_TIR_E_LOAD || val->u.tensor == w->t || val->nops != val->u.tensor->ndims)
-		return false;
-	w->p = val->u.tensor;
 	if (w->p->ndims > MAXD || !strides(w->t, ts) || !strides(w->p, ps) ||
 	    hgc_tir_tensor_size(w->p) != hgc_tir_tensor_size(w->t) ||
 	    memcmp(&w->p->elem, &w->t->elem, sizeof(w->t->elem)))
 		return false;
 	for (int d = 0; d < w->t->ndims; d++) {
-		struct hgc_tp_aff a = hgc_tp_affine(&w->v, st->idx[d]);
+		struct hgc_tp_aff a = hgc_tp_affine(&w->v, ti[d]);
 
 		if (!aff_add(&lt, &a, ts[d]))
 			return false;
 	}
 	for (int d = 0; d < w->p->ndims; d++) {
-		const struct hgc_tir_expr *x = folded(&w->v, w->p, val->ops, d);
-		struct hgc_tp_aff a = hgc_tp_affine(&w->v, x ? x : val->ops[d]);
+		const struct hgc_tir_expr *x = folded(&w->v, w->p, pi, d);
+		struct hgc_tp_aff a = hgc_tp_affine(&w->v, x ? x : pi[d]);
 
 		if (x)
 			d++;		/* x / c and x % c: x at the stride of the second */
@@ -240,6 +248,34 @@ static bool same_position(struct fwd *w, const struct hgc_tp_access *st)
 			return false;
 	}
 	return aff_equal(&lt, &lp);
+}
+
+/* Whether the store reads P at T's linear position. */
+static bool same_position(struct fwd *w, const struct hgc_tp_access *st)
+{
+	const struct hgc_tir_expr *val = st->s->u.store.value;
+
+	if (val->kind != HGC_TIR_E_LOAD || val->u.tensor == w->t || val->nops != val->u.tensor->ndims)
+		return false;
+	w->p = val->u.tensor;
+	return same_lin(w, st->idx, val->ops);
+}
+
+/* Whether access a of T maps onto P: a slice spans more than one element of a dim
+   of T only where that dim is one dim of P (unit dims aside). */
+static bool maps(const struct fwd *w, const struct hgc_tp_access *a)
+{
+	if (a->n != w->t->ndims)
+		return false;
+	for (int d = 0; d < a->n; d++) {
+		int big = 0;
+
+		for (int j = w->lo[d]; j < w->hi[d]; j++)
+			big += hgc_tir_tensor_dim(w->p, j) > 1;
+		if (a->ext && a->ext[d] > 1 && big > 1)
+			return false;
+	}
+	return true;
 }
 
 /* Whether T's other accesses come after the nest, each maps onto P, and nothing
@@ -260,16 +296,8 @@ static bool uses_fit(struct fwd *w, const struct hgc_tp_access *st)
 			return false;
 		if (a->t != w->t || a == st)
 			continue;
-		if (a->kind == HGC_TP_STORE || a->pos <= top->end || a->n != w->t->ndims)
+		if (a->kind == HGC_TP_STORE || a->pos <= top->end || !maps(w, a))
 			return false;
-		for (int d = 0; d < a->n; d++) {
-			int big = 0;
-
-			for (int j = w->lo[d]; j < w->hi[d]; j++)
-				big += hgc_tir_tensor_dim(w->p, j) > 1;
-			if (a->ext && a->ext[d] > 1 && big > 1)
-				return false;
-		}
 	}
 	return true;
 }
@@ -338,6 +366,8 @@ static bool candidate(struct fwd *w, struct hgc_tir_tensor *t)
 	return true;
 }
 
+static bool out_candidate(struct fwd *w, struct hgc_tir_tensor *t);
+
 /* Mutator: T's loads and addresses as P's; the nest and T's definition deleted. */
 static struct hgc_tir_expr *to_p(struct hgc_tir_mutator *mu, struct hgc_tir_expr *e)
 {
@@ -394,13 +424,184 @@ static bool forward_one(struct hgc_tir_module *m, struct hgc_tir_func *f)
 	hgc_tp_scan(&w.sc, m, f);
 	hgc_tp_vars_init(&w.v, m, f);
 	for (int id = 0; id < m->ntensors && !done; id++)
-		if (w.sc.defs[id].s && candidate(&w, w.sc.defs[id].s->u.tensor))
+		if (w.sc.defs[id].s && (candidate(&w, w.sc.defs[id].s->u.tensor) ||
+					out_candidate(&w, w.sc.defs[id].s->u.tensor)))
 			done = true;
 	if (done)
 		hgc_tir_mutate_stmt(f->body, &mu);
 	hgc_tp_vars_release(&w.v);
 	hgc_tp_scan_release(&w.sc);
 	return done;
+}
+
+/* Where statement x stands: its block and position (blk NULL when not found). */
+struct place {
+	const struct hgc_tir_stmt *x;
+	struct hgc_tir_stmt *blk;
+	int at;
+};
+
+/* Visitor: find the block holding p->x. */
+static bool place_pre(struct hgc_tir_visitor *v, struct hgc_tir_stmt *s)
+{
+	struct place *p = v->ctx;
+
+	if (p->blk)
+		return false;
+	if (s->kind == HGC_TIR_S_BLOCK)
+		for (int i = 0; i < s->u.block.n; i++)
+			if (s->u.block.stmts[i] == p->x) {
+				p->blk = s;
+				p->at = i;
+				return false;
+			}
+	return true;
+}
+
+/* The brgemm call (11 operands, accumulate false) whose C operand is slice address
+   a, or NULL. */
+static const struct hgc_tir_expr *brgemm_c(const struct hgc_tp_access *a)
+{
+	const struct hgc_tir_expr *e = a->s->kind == HGC_TIR_S_EVAL ? a->s->u.expr : NULL;
+
+	if (!e || e->kind != HGC_TIR_E_INTRIN || e->op != HGC_TIR_I_BRGEMM || e->nops != 11 ||
+	    e->ops[2]->kind != HGC_TIR_E_ADDR || e->ops[2]->u.tensor != a->t || !a->ext ||
+	    a->idx != e->ops[2]->ops || e->ops[10]->kind != HGC_TIR_E_INT || e->ops[10]->u.i)
+		return NULL;
+	for (int k = 4; k < 10; k++)
+		if (e->ops[k]->kind != HGC_TIR_E_INT)
+			return NULL;
+	for (int k = 0; k < 2; k++)
+		if (e->ops[k]->kind != HGC_TIR_E_ADDR || !e->ops[k]->u.tensor->elem.ptr)
+			return NULL;
+	return e;
+}
+
+/* Whether the brgemm e writes exactly T's slice a: N columns in the last dim, M rows
+   in one other dim whose stride is ldc, every other dim one element. */
+static bool writes_slice(const struct fwd *w, const struct hgc_tir_expr *e,
+			 const struct hgc_tp_access *a)
+{
+	int64_t ts[MAXD], m = e->ops[4]->u.i, n = e->ops[5]->u.i, ldc = e->ops[9]->u.i;
+	int r = w->t->ndims, rows = 0;
+
+	if (!strides(w->t, ts) || a->ext[r - 1] != n)
+		return false;
+	for (int d = 0; d < r - 1; d++) {
+		if (a->ext[d] == 1)
+			continue;
+		if (a->ext[d] != m || ts[d] != ldc || rows++)
+			return false;
+	}
+	return rows == (m > 1);
+}
+
+/* Whether the load ld of T (in the copy nest) runs over slice a exactly: per dim its
+   index is a's plus one loop variable of the nest over the extent (or a's alone
+   where the extent is 1), every loop of the nest used once. */
+static bool copies_slice(const struct fwd *w, const struct hgc_tp_access *a,
+			 const struct hgc_tp_access *ld)
+{
+	struct hgc_tir_var *vars[MAXD];
+	int nv = 0, l;
+
+	for (l = ld->loop; l >= 0 && l != a->loop; l = HGC_TP_LOOP(&w->sc, l)->parent)
+		nv += hgc_tp_loop_vars(HGC_TP_LOOP(&w->sc, l)->s, vars + nv, MAXD - nv);
+	if (l != a->loop)
+		return false;
+	for (int d = 0; d < w->t->ndims; d++) {
+		struct hgc_tp_aff x = hgc_tp_affine(&w->v, ld->idx[d]);
+		struct hgc_tp_aff b = hgc_tp_affine(&w->v, a->idx[d]), diff = { .ok = true };
+		struct hgc_tir_var *v = NULL;
+		int k, nz = 0;
+
+		if (!aff_add(&diff, &x, 1) || !aff_add(&diff, &b, -1) || diff.c0)
+			return false;
+		for (k = 0; k < diff.n; k++)
+			if (diff.t[k].c && (nz++ || diff.t[k].c != 1 || !(v = diff.t[k].var)))
+				return false;
+		if (!v) {
+			if (a->ext[d] != 1)
+				return false;
+			continue;
+		}
+		for (k = 0; k < nv && vars[k] != v; k++)
+			;
+		if (k == nv || !w->v.known[v->id] || w->v.lo[v->id] != 0 || w->v.step[v->id] != 1 ||
+		    w->v.hi[v->id] != a->ext[d] - 1)
+			return false;
+		vars[k] = NULL;
+	}
+	for (int k = 0; k < nv; k++)
+		if (vars[k])
+			return false;
+	return true;
+}
+
+/* Whether P's address goes into a pointer tensor the brgemm e reads (P an input of
+   the call that would write it). */
+static bool feeds(const struct fwd *w, const struct hgc_tir_expr *e)
+{
+	for (size_t i = 0; i < w->sc.acc.len; i++) {
+		const struct hgc_tp_access *a = HGC_TP_ACC(&w->sc, i);
+
+		if (a->t == w->p && a->kind == HGC_TP_ADDR &&
+		    (a->escapes || a->into == e->ops[0]->u.tensor || a->into == e->ops[1]->u.tensor))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether local tensor t is a result buffer the write-back copies out: one brgemm
+ * writes a slice of it (accumulate false) and the statement right after that call
+ * is a nest copying exactly that slice, element for element, into P at the same
+ * linear position, and nothing else reads or writes t.  Then the brgemm may write
+ * P itself and the nest goes (w->top).
+ */
+static bool out_candidate(struct fwd *w, struct hgc_tir_tensor *t)
+{
+	const struct hgc_tp_access *wa = NULL, *ld = NULL;
+	const struct hgc_tir_expr *e;
+	struct hgc_tir_visitor vis = { .stmt_pre = place_pre };
+	struct place pl = { 0 };
+	const struct hgc_tp_def *pd;
+
+	w->t = t;
+	if (t->scope != HGC_TIR_LOCAL || t->ndims > MAXD || t->ndims < 1 ||
+	    hgc_tir_tensor_size(t) < 1)
+		return false;
+	for (size_t i = 0; i < w->sc.acc.len; i++) {
+		const struct hgc_tp_access *a = HGC_TP_ACC(&w->sc, i);
+
+		if (a->t != t)
+			continue;
+		if ((a->kind == HGC_TP_ADDR && wa) || (a->kind == HGC_TP_LOAD && ld) ||
+		    a->kind == HGC_TP_STORE)
+			return false;
+		*(a->kind == HGC_TP_ADDR ? &wa : &ld) = a;
+	}
+	if (!wa || !ld || !(e = brgemm_c(wa)) || ld->s->kind != HGC_TIR_S_STORE ||
+	    ld->s->u.store.value->kind != HGC_TIR_E_LOAD ||
+	    ld->idx != ld->s->u.store.value->ops || ld->s->u.store.tensor == t)
+		return false;
+	w->p = ld->s->u.store.tensor;
+	pl.x = wa->s;
+	vis.ctx = &pl;
+	hgc_tir_walk_stmt(w->sc.f->body, &vis);
+	if (!pl.blk || pl.at + 1 >= pl.blk->u.block.n)
+		return false;
+	w->top = pl.blk->u.block.stmts[pl.at + 1];
+	while (w->top->kind == HGC_TIR_S_BLOCK && w->top->u.block.n && !pure_nest(w->top, ld->s))
+		w->top = w->top->u.block.stmts[0];	/* the copy first in the next block */
+	if (!pure_nest(w->top, ld->s) || !writes_slice(w, e, wa) || !copies_slice(w, wa, ld) ||
+	    !same_lin(w, ld->idx, ld->s->u.store.idx) || !group_dims(w) || !maps(w, wa) ||
+	    !maps(w, ld) || feeds(w, e))
+		return false;
+	pd = &w->sc.defs[w->p->id];
+	if (w->p->scope == HGC_TIR_LOCAL)
+		return pd->s && pd->loop < 0 && pd->block == w->sc.f->body;
+	return true;
 }
 
 /* e without trailing `+ 0`s (slice starts of 0 that lowering adds). */
