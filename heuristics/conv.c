@@ -46,6 +46,24 @@ static double stream_ns(const struct hgc_heur_ctx *cx, int64_t rows, int64_t bby
 	return (double)(cdiv(rows, 6) * bbytes) / bw;
 }
 
+/*
+ * Bytes of weights a thread of conv_direct reads from beyond L2 for its
+ * rows: the rows of one OCB block are consecutive (oh innermost), so its
+ * weights come once per block, and the part of them that does not fit
+ * three quarters of L2 beside the input rows (ws in all) again for every
+ * further row of the block.  (Counting all of them again per row made a
+ * 295 KiB block with 113 KiB of input rows cost more than its FMAs.)
+ */
+static double direct_bytes(const struct hgc_heur_ctx *cx, int64_t ws, int64_t wblock,
+			   int64_t rows, int64_t oh)
+{
+	int64_t over = ws - l2_bytes(cx) * 3 / 4, blocks = cdiv(rows, oh);
+
+	if (over < 0)
+		over = 0;
+	return (double)(blocks * wblock) + (double)(rows - blocks) * (double)(over < wblock ? over : wblock);
+}
+
 /* conv_direct's estimate.  A call sums BS input-channel blocks over the
    kernel window; its weights (k x OCB) are read by every row tile of the
    call, so a call whose weights exceed half the L1 runs slower (the model's
@@ -76,9 +94,7 @@ static void direct(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 		call += (double)(2 * OWB * OCB * cx->esize[2]) / 32.0;
 
 	o->working_set = wblock + KH * icblk * ICB * (OW + KW) * cx->esize[0] * 2;
-	/* rows of one OCB block are consecutive: its weights are read once per
-	   block when they stay in L2, once per row when they do not */
-	o->mem_ns = hgc_heur_spill_ns(cx, o->working_set, wblock, per);
+	o->mem_ns = direct_bytes(cx, o->working_set, wblock, per, OH) / 16.0;
 	o->pack_ns = hgc_heur_pack_layouts(cx, e, T);
 	hgc_heur_finish(cx, o, useful, thread, T, (double)(per * owblk * chunks) * fmax(call, stream), 2);
 }
