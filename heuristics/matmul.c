@@ -6,7 +6,9 @@
  *    (matmul_core);
  *  - threads splitting k (KPN) and n (NPN), partial sums added up in a
  *    second parallel loop (matmul_ksplit);
- *  - a batch dim BT and the block rows in parallel (matmul_batch).
+ *  - a batch dim BT and the block rows in parallel (matmul_batch);
+ *  - one row of A or one column of B in vectorized loops (gemv_row,
+ *    gemv_col: no KB).
  *
  * A family is recognized by its parameter names, so a template written with
  * the same names is modelled too.
@@ -85,10 +87,64 @@ static void batch(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 	       calls * hgc_heur_call_ns(cx, MB, NB, kblk * KB, kblk), 2);
 }
 
+/*
+ * gemv_row (templates/gemv.tmpl): each thread's NSN blocks of NB columns,
+ * every k a vector load of B, and an accumulator vector loaded, updated and
+ * stored: one store per vector and k (Zen: one vector store per cycle).
+ */
+static void gemv_row(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
+		     struct hgc_heur_est *o)
+{
+	int64_t M = V(M), N = V(N), K = V(K), NB = V(NB), nsn = V(NSN), T = V(NPN);
+	int64_t vecs = cdiv(NB, cx->mc->vlen);
+	double cyc = (double)nsn * ((double)K * (double)vecs + 2.0 * (double)vecs + 20);
+
+	o->working_set = NB * 4 + K * NB * cx->esize[1];
+	o->pack_ns = hgc_heur_pack_layouts(cx, e, T);
+	hgc_heur_finish(cx, o, 2.0 * (double)(M * N) * (double)K,
+			2.0 * (double)(nsn * NB) * (double)K, T, cyc / cx->mc->ghz, 1);
+}
+
+/*
+ * gemv_col: each thread's MSN blocks of MB rows; per row K / 32 groups of
+ * four partial-sum vectors (one store each), the pairwise sum of the 32
+ * (a chain of five adds, about 25 cycles), and the K % 32 tail through C
+ * in memory (a load, an add and a store each, about 6 cycles).
+ */
+static void gemv_col(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
+		     struct hgc_heur_est *o)
+{
+	int64_t M = V(M), N = V(N), K = V(K), MB = V(MB), msn = V(MSN), T = V(MPN);
+	double row = (double)(K / 32) * 4 + 25 + (double)(K % 32) * 6;
+	double cyc = (double)(msn * MB) * (row + 4) + (double)msn * 20;
+
+	o->working_set = MB * 32 * 4 + K * cx->esize[1];
+	o->pack_ns = hgc_heur_pack_layouts(cx, e, T);
+	hgc_heur_finish(cx, o, 2.0 * (double)(M * N) * (double)K,
+			2.0 * (double)(msn * MB) * (double)K, T, cyc / cx->mc->ghz, 1);
+}
+
+/* The matrix-vector families: true when t is one (estimate in out). */
+static bool gemv(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
+		 struct hgc_heur_est *out)
+{
+	if (HAS(KB) || HAS(BS))
+		return false;
+	if (HAS(NB) && HAS(NPN) && HAS(NSN) && !HAS(MB))
+		gemv_row(cx, e, out);
+	else if (HAS(MB) && HAS(MPN) && HAS(MSN) && !HAS(NB))
+		gemv_col(cx, e, out);
+	else
+		return false;
+	return true;
+}
+
 /* A MatMul family, by its parameter names. */
 bool hgc_heur_matmul(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 		     struct hgc_heur_est *out)
 {
+	if (cx->b->t->op == HGC_OP_MATMUL && gemv(cx, e, out))
+		return true;
 	if (cx->b->t->op != HGC_OP_MATMUL || !HAS(MB) || !HAS(NB) || !HAS(KB) || !HAS(MBLK) ||
 	    !HAS(NBLK) || !HAS(KBLK))
 		return false;

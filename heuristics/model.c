@@ -6,19 +6,109 @@
 #include "heuristics.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
-/* This machine: Zen 3/4 cores, 1 MiB L2 each; AVX2 or AVX-512 tiles. */
+/* The first line of a sysfs file into buf; false when it cannot be read. */
+static bool read_line(const char *path, char *buf, int n)
+{
+	FILE *f = fopen(path, "r");
+	bool ok = f && fgets(buf, n, f);
+
+	if (f)
+		fclose(f);
+	buf[ok ? strcspn(buf, "\n") : 0] = 0;
+	return ok;
+}
+
+/* "512K", "32768K", "1M" or a byte count in bytes; 0 when it is none. */
+static int64_t size_bytes(const char *s)
+{
+	char *end;
+	long long v = strtoll(s, &end, 10);
+
+	if (end == s || v <= 0)
+		return 0;
+	if (*end == 'K')
+		return (int64_t)v << 10;
+	if (*end == 'M')
+		return (int64_t)v << 20;
+	return *end ? 0 : (int64_t)v;
+}
+
+/* Bytes of cpu0's data or unified cache at level (Linux sysfs), or 0. */
+static int64_t sysfs_cache(int level)
+{
+	char path[96], buf[64];
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+		if (!read_line(path, buf, sizeof(buf)))
+			break;
+		if (atoi(buf) != level)
+			continue;
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
+		if (!read_line(path, buf, sizeof(buf)) || !strcmp(buf, "Instruction"))
+			continue;
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+		if (read_line(path, buf, sizeof(buf)))
+			return size_bytes(buf);
+	}
+	return 0;
+}
+
+/* Bytes of the L1 data or the L2 cache from CPUID's extended leaves (AMD
+   both, Intel the L2), or 0. */
+static int64_t cpuid_cache(int level)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	unsigned a, b, c, d;
+
+	if (level == 1 && __get_cpuid(0x80000005, &a, &b, &c, &d) && c >> 24)
+		return (int64_t)(c >> 24) << 10;
+	if (level == 2 && __get_cpuid(0x80000006, &a, &b, &c, &d) && c >> 16)
+		return (int64_t)(c >> 16) << 10;
+#endif
+	(void)level;
+	return 0;
+}
+
+/* A cache's bytes per core: sysfs, else CPUID, else fallback. */
+static int64_t cache_bytes(int level, int64_t fallback)
+{
+	int64_t v = sysfs_cache(level);
+
+	if (v <= 0)
+		v = cpuid_cache(level);
+	return v > 0 ? v : fallback;
+}
+
+/* This machine: Zen 3/4 cores, the L1 and L2 sizes read from it (sysfs or
+   CPUID; 32 KiB and 1 MiB when neither says); AVX2 or AVX-512 tiles. */
 void hgc_heur_machine_host(struct hgc_heur_machine *mc, int vlen)
 {
+	static int64_t l1, l2;	/* read once; atomics: searches may run in threads */
+	int64_t c1 = __atomic_load_n(&l1, __ATOMIC_RELAXED), c2 = __atomic_load_n(&l2, __ATOMIC_RELAXED);
+
+	if (!c1 || !c2) {
+		c1 = cache_bytes(1, 32 << 10);
+		c2 = cache_bytes(2, 1 << 20);
+		__atomic_store_n(&l1, c1, __ATOMIC_RELAXED);
+		__atomic_store_n(&l2, c2, __ATOMIC_RELAXED);
+	}
 	memset(mc, 0, sizeof(*mc));
 	mc->vlen = vlen >= 16 ? 16 : 8;
 	mc->ghz = 2.9;
 	mc->fma_per_cycle = mc->vlen == 16 ? 1 : 2;	/* Zen 4 runs zmm FMAs on both pipes */
 	mc->loads_per_cycle = mc->vlen == 16 ? 2 : 1.85;
 	mc->fma_latency = 4;
-	mc->l1 = 32 << 10;
-	mc->l2 = 1 << 20;
+	mc->l1 = c1;
+	mc->l2 = c2;
 	mc->l3_bw = 12;
 	mc->call_cycles = 120;
 	mc->pack_ns = 0.35;

@@ -172,31 +172,46 @@ static const struct mmcase f32_cases[] = {
 	{"packa_k1024", F32, F32, UNDEF, 2, 2, {64, 1024}, {1024, 128}, false, false, 1, {128}, F32, "matmul_packa"},
 	{"packa_k1004", F32, F32, UNDEF, 2, 2, {64, 1004}, {1004, 128}, false, false, 0, {0}, UNDEF, "matmul_packa"},
 	{"plain_k845", F32, F32, UNDEF, 2, 2, {48, 845}, {845, 64}, false, false, 0, {0}, UNDEF, "matmul_plain"},
-	{"ta", F32, F32, UNDEF, 2, 2, {97, 13}, {97, 3}, true, false, 0, {0}, UNDEF, "matmul_ksplit"},
-	{"tb", F32, F32, UNDEF, 2, 2, {3, 97}, {13, 97}, false, true, 0, {0}, UNDEF, "matmul_ksplit"},
+	{"ta", F32, F32, UNDEF, 2, 2, {97, 13}, {97, 3}, true, false, 0, {0}, UNDEF, "matmul_core"},
+	{"tb", F32, F32, UNDEF, 2, 2, {3, 97}, {13, 97}, false, true, 0, {0}, UNDEF, "matmul_core"},
 	{"tab", F32, F32, UNDEF, 2, 2, {97, 33}, {65, 97}, true, true, 0, {0}, UNDEF, "matmul_core"},
 	{"bias", F32, F32, UNDEF, 2, 2, {13, 97}, {97, 97}, false, false, 1, {97}, F32, "matmul_core"},
-	{"bias2d", F32, F32, UNDEF, 2, 2, {13, 97}, {97, 35}, false, false, 2, {13, 1}, F32, "matmul_ksplit"},
-	{"vecmat", F32, F32, UNDEF, 1, 2, {97}, {97, 13}, false, false, 0, {0}, UNDEF, "matmul_ksplit"},
-	{"matvec", F32, F32, UNDEF, 2, 1, {13, 97}, {97}, false, false, 0, {0}, UNDEF, "matmul_ksplit"},
-	{"foldm", F32, F32, UNDEF, 3, 2, {4, 13, 7}, {7, 1}, false, false, 0, {0}, UNDEF, "matmul_core"},
+	{"bias2d", F32, F32, UNDEF, 2, 2, {13, 97}, {97, 35}, false, false, 2, {13, 1}, F32, "matmul_core"},
+	{"vecmat", F32, F32, UNDEF, 1, 2, {97}, {97, 13}, false, false, 0, {0}, UNDEF, "matmul_core"},
+	{"matvec", F32, F32, UNDEF, 2, 1, {13, 97}, {97}, false, false, 0, {0}, UNDEF, "matmul_core"},
+	{"foldm", F32, F32, UNDEF, 3, 2, {4, 13, 7}, {7, 1}, false, false, 0, {0}, UNDEF, "gemv_col"},
 	{"foldm_ta", F32, F32, UNDEF, 3, 2, {3, 7, 13}, {7, 5}, true, false, 1, {5}, F32, "matmul_core"},
 	{"foldn", F32, F32, UNDEF, 2, 3, {5, 7}, {3, 7, 13}, false, false, 0, {0}, UNDEF, "matmul_core"},
 	{"batch_bcast", F32, F32, UNDEF, 4, 3, {2, 1, 13, 7}, {3, 7, 5}, false, false, 0, {0}, UNDEF, "matmul_batch_plain"},
 	{"batch_tt", F32, F32, UNDEF, 3, 3, {2, 5, 3}, {2, 7, 5}, true, true, 1, {7}, F32, "matmul_batch_plain"},
 	{"attention", F32, F32, UNDEF, 4, 4, {2, 3, 33, 16}, {2, 3, 16, 33}, false, false, 0, {0}, UNDEF, "matmul_batch_plain"},
 	{"batch_bias", F32, F32, UNDEF, 3, 3, {3, 16, 8}, {3, 8, 24}, false, false, 1, {24}, F32, "matmul_batch_plain"},
-	{"ksplit", F32, F32, UNDEF, 2, 2, {1, 1000}, {1000, 16}, false, false, 1, {16}, F32, "matmul_ksplit"},
+	/* small outputs: the cost model takes matmul_core (one parallel region)
+	   unless K is long enough for splitting it to pay for the second */
+	{"ksplit", F32, F32, UNDEF, 2, 2, {4, 4096}, {4096, 8}, false, false, 1, {8}, F32, "matmul_ksplit"},
+	/* one row of A or one column of B: the matrix-vector templates (gemv.tmpl) */
+	{"gemv_row", F32, F32, UNDEF, 2, 2, {1, 97}, {97, 64}, false, false, 1, {64}, F32, "gemv_row"},
+	{"gemv_row_k1", F32, F32, UNDEF, 2, 2, {1, 1}, {1, 48}, false, false, 0, {0}, UNDEF, "gemv_row"},
+	{"gemv_row_ta", F32, F32, UNDEF, 2, 2, {333, 1}, {333, 32}, true, false, 0, {0}, UNDEF, "gemv_row"},
+	{"gemv_row_vec", F32, F32, UNDEF, 1, 2, {200}, {200, 16}, false, false, 1, {16}, F32, "gemv_row"},
+	{"gemv_col", F32, F32, UNDEF, 2, 2, {26, 97}, {97, 1}, false, false, 1, {1}, F32, "gemv_col"},
+	{"gemv_col_k64", F32, F32, UNDEF, 2, 2, {64, 64}, {64, 1}, false, false, 0, {0}, UNDEF, "gemv_col"},
+	{"gemv_col_tb", F32, F32, UNDEF, 2, 2, {130, 95}, {1, 95}, false, true, 0, {0}, UNDEF, "gemv_col"},
+	/* K = 31: no group of 32, all of it the tail in order: brgemm's rows are cheaper */
+	{"gemv_col_k31", F32, F32, UNDEF, 2, 2, {130, 31}, {31, 1}, false, false, 0, {0}, UNDEF, "matmul_core"},
+	{"gemv_col_vec", F32, F32, UNDEF, 2, 1, {6, 300}, {300}, false, false, 0, {0}, UNDEF, "gemv_col"},
+	/* no even split of the rows or columns over the threads: the brgemm templates */
+	{"gemv_odd", F32, F32, UNDEF, 2, 2, {13, 97}, {97, 1}, false, false, 0, {0}, UNDEF, "matmul_core"},
 };
 
 /* bf16 and int8 MatMuls. */
 static const struct mmcase low_cases[] = {
 	{"bf16", BF16, BF16, UNDEF, 2, 2, {13, 64}, {64, 97}, false, false, 0, {0}, UNDEF, "matmul_core"},
-	{"bf16_small", BF16, BF16, UNDEF, 2, 2, {13, 64}, {64, 17}, false, false, 0, {0}, UNDEF, "matmul_ksplit"},
+	{"bf16_small", BF16, BF16, UNDEF, 2, 2, {13, 64}, {64, 17}, false, false, 0, {0}, UNDEF, "matmul_core"},
 	{"bf16_odd", BF16, BF16, UNDEF, 2, 2, {13, 97}, {97, 97}, false, true, 1, {97}, F32, "matmul_core"},
 	{"bf16_batch", BF16, BF16, UNDEF, 3, 3, {2, 13, 7}, {2, 7, 9}, false, false, 0, {0}, UNDEF, "matmul_batch"},
 	{"int8", U8, S8, UNDEF, 2, 2, {13, 97}, {97, 97}, false, false, 0, {0}, UNDEF, "matmul_core"},
-	{"int8_small", U8, S8, UNDEF, 2, 2, {13, 97}, {97, 31}, false, false, 0, {0}, UNDEF, "matmul_ksplit"},
+	{"int8_small", U8, S8, UNDEF, 2, 2, {13, 97}, {97, 31}, false, false, 0, {0}, UNDEF, "matmul_core"},
 	{"int8_bias", U8, S8, UNDEF, 2, 2, {13, 97}, {97, 97}, false, false, 1, {97}, S32, "matmul_core"},
 	{"int8_f32", U8, S8, F32, 2, 2, {17, 13}, {5, 13}, false, true, 1, {5}, F32, "matmul_core"},
 	{"int8_ta", U8, S8, UNDEF, 2, 2, {97, 13}, {97, 70}, true, false, 0, {0}, UNDEF, "matmul_core"},
@@ -436,6 +451,13 @@ static void test_goldens(void)
 	static const struct hgc_tmpl_rule batch[] = {
 		{"use", "MatMul", "matmul_batch", {NULL, 0, 0}},
 	};
+	static const struct hgc_tmpl_rule ksplit[] = {
+		{"use", "MatMul", "matmul_ksplit", {NULL, 0, 0}},
+	};
+	static const struct mmcase gr = {"y", F32, F32, UNDEF, 2, 2, {1, 5}, {5, 32}, false,
+					 false, 1, {32}, F32, ""};
+	static const struct mmcase gc = {"y", F32, F32, UNDEF, 2, 2, {4, 40}, {40, 1}, false,
+					 false, 0, {0}, UNDEF, ""};
 	static const struct convcase cv = {"y", F32, F32, {1, 3, 5, 5}, {4, 3, 3, 3}, {1, 1},
 					   {1, 1}, {1, 1}, {1, 1}, 1, "NCX", "OIX", false, ""};
 	struct hgc_graph *g;
@@ -445,7 +467,7 @@ static void test_goldens(void)
 	golden(g, "tmpl_matmul_core", pins, 3);
 	g = hgc_graph_new();
 	add_mm(g, &ks);
-	golden(g, "tmpl_matmul_ksplit", NULL, 0);
+	golden(g, "tmpl_matmul_ksplit", ksplit, 1);
 	g = hgc_graph_new();
 	add_conv(g, &cv);
 	golden(g, "tmpl_conv_direct", NULL, 0);
@@ -458,6 +480,12 @@ static void test_goldens(void)
 	g = hgc_graph_new();
 	add_mm(g, &pl);
 	golden(g, "tmpl_matmul_plain", NULL, 0);
+	g = hgc_graph_new();
+	add_mm(g, &gr);
+	golden(g, "tmpl_gemv_row", NULL, 0);
+	g = hgc_graph_new();
+	add_mm(g, &gc);
+	golden(g, "tmpl_gemv_col", NULL, 0);
 }
 
 int main(void)

@@ -106,7 +106,7 @@ static void test_pins(void)
 	hgc_diag_release(&d);
 }
 
-/* A tiny M: k-slicing or a small MB, through the lowering hook. */
+/* A tiny M: k-slicing, a small MB or the row GEMV, through the lowering hook. */
 static void test_tiny_m(void)
 {
 	struct hgc_graph *g = dc_matmul(1, 4096, 64, false);
@@ -120,8 +120,9 @@ static void test_tiny_m(void)
 	hgc_diag_init(&d);
 	m = hgc_tmpl_lower_graph(g, &o, &d);
 	line = m && o.log.len ? HGC_VEC_AT(&o.log, char *, 0) : hgc_diag_text(&d);
-	ok(m && (strstr(line, "matmul_ksplit") || strstr(line, "MB=1 ")),
-	   "1x4096x64: k-slicing or MB=1: %s", line);
+	ok(m && (strstr(line, "matmul_ksplit") || strstr(line, "MB=1 ") ||
+		 strstr(line, "gemv_row")),
+	   "1x4096x64: k-slicing, MB=1 or gemv_row: %s", line);
 	hgc_tir_module_free(m);
 	hgc_tmpl_opts_release(&o);
 	hgc_diag_release(&d);
@@ -279,8 +280,46 @@ static void test_plain(void)
 	free(r);
 }
 
+/* The kB of cpu0's cache at index idx in sysfs ("512K"), or -1. */
+static long sysfs_kb(int idx)
+{
+	char path[96];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%d/size", idx);
+	if ((f = fopen(path, "r"))) {
+		if (fscanf(f, "%ldK", &kb) != 1)
+			kb = -1;
+		fclose(f);
+	}
+	return kb;
+}
+
+/* The model's caches are the machine's: sysfs (index0 the L1 data cache,
+   index2 the L2 on x86 Linux), else a positive fallback. */
+static void test_caches(void)
+{
+	struct hgc_heur_machine mc;
+	long l1 = sysfs_kb(0), l2 = sysfs_kb(2);
+
+	hgc_heur_machine_host(&mc, 8);
+	if (l2 > 0)
+		is_int(mc.l2, (int64_t)l2 << 10, "the model's L2 is sysfs's: %ld KiB", l2);
+	else
+		ok(mc.l2 > 0, "no sysfs: the L2 is CPUID's or the fallback (%lld)", (long long)mc.l2);
+	if (l1 > 0)
+		is_int(mc.l1, (int64_t)l1 << 10, "the model's L1 is sysfs's: %ld KiB", l1);
+	else
+		ok(mc.l1 > 0, "no sysfs: the L1 is CPUID's or the fallback (%lld)", (long long)mc.l1);
+	hgc_heur_machine_host(&mc, 16);
+	ok(mc.l2 == (l2 > 0 ? (int64_t)l2 << 10 : mc.l2) && mc.vlen == 16,
+	   "the same caches at another vector length");
+}
+
 int main(void)
 {
+	test_caches();
 	test_square();
 	test_pins();
 	test_tiny_m();

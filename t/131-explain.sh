@@ -1,7 +1,7 @@
 #!/bin/sh
-# 131-explain: `hgc explain FILE`: for each tunable op, the template, the
-# chosen parameters with their estimated cost and the runners-up; usage and
-# load errors.  HGC names the binary (default build/hgc).
+# 131-explain: `hgc explain FILE`: for each tunable op, the templates
+# compared by the cost model, the template, the chosen parameters with their
+# estimated cost and the runners-up; usage and load errors.  HGC names the binary (default build/hgc).
 set -u
 HGC=${HGC:-$PWD/build/hgc}
 tmp=$(mktemp -d /tmp/hgc-131-XXXXXX)
@@ -14,7 +14,7 @@ ok() {
 	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
 }
 
-echo "1..9"
+echo "1..14"
 cat > "$tmp/mm.hgc" <<'SPEC'
 config two { threads = 2; use matmul_core for MatMul; }
 config pinned { threads = 2; use matmul_core for MatMul; pin matmul_core.MB = 16; }
@@ -40,3 +40,34 @@ grep -q '^    chosen  MB=[0-9]* NB=[0-9]* .* cost [0-9.]* us (compute' "$tmp/out
 [ $? -eq 1 ] && grep -q "no config named 'nope'" "$tmp/err"; ok $? "an unknown config: exit 1"
 "$HGC" explain "$tmp/missing.hgc" > /dev/null 2> "$tmp/err"
 [ $? -eq 1 ] && grep -q "cannot open" "$tmp/err"; ok $? "a missing file: exit 1"
+
+# Without a use rule the cost model compares the templates that apply,
+# cheapest first, and the lowering takes the first (the one explained).
+cat > "$tmp/rank.hgc" <<'SPEC'
+config two { threads = 2; }
+spec col {
+  input x : f32[128, 256];
+  const w : f32[256, 1];
+  y = MatMul(x, w);
+  output y;
+  config two;
+}
+spec sq {
+  input x : f32[256, 256];
+  const w : f32[256, 256];
+  y = MatMul(x, w);
+  output y;
+  config two;
+}
+SPEC
+"$HGC" explain "$tmp/rank.hgc" > "$tmp/out3" 2>&1
+ok $? "explain without a use rule exits 0"
+grep -q '^  templates by estimate: gemv_col [0-9.]* us, matmul_plain [0-9.]* us,.*; do not apply: .*gemv_row' "$tmp/out3"
+ok $? "N = 1: the comparison, gemv_col cheapest, the ones that do not apply"
+sed -n '/^spec col/,/^spec sq/p' "$tmp/out3" | grep -q '^  template gemv_col: '
+ok $? "the cheapest is the one explained"
+first=$(sed -n '/^spec sq/,$p' "$tmp/out3" | sed -n 's/^  templates by estimate: \([a-z_]*\) .*/\1/p')
+sed -n '/^spec sq/,$p' "$tmp/out3" | grep -q "^  template $first: "
+ok $? "256^3: the explained template is the first of the comparison ($first)"
+[ "$(grep -c 'templates by estimate' "$tmp/out")" -eq 0 ]
+ok $? "a use rule: no comparison"

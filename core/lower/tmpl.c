@@ -8,6 +8,7 @@
 #include "tmpl.h"
 #include "../../heuristics/heuristics.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -425,4 +426,105 @@ void hgc_tmpl_print(FILE *f, const struct hgc_tmpl *t)
 		for (j = 0; j < HGC_TMPL_NCOST; j++)
 			fprintf(f, "      %s = %s\n", keys[j], a->cost_text[j]);
 	}
+}
+
+/* Estimate t's best candidate for op under o's pins into r. */
+static void estimate(const struct hgc_tmpl_opts *o, const struct hgc_tmpl *t,
+		     const struct hgc_op *op, int threads, struct hgc_tmpl_rank *r)
+{
+	struct hgc_heur_result *res;
+	struct hgc_tmpl_pin pins[32];
+	struct hgc_tmpl_bind *b;
+	struct hgc_diag tmp;
+	int np;
+
+	r->t = t;
+	r->cost_ns = HUGE_VAL;
+	r->applies = false;
+	b = hgc_xcalloc(1, sizeof(*b));
+	res = hgc_xcalloc(1, sizeof(*res));
+	hgc_diag_init(&tmp);
+	if (hgc_tmpl_bind(t, op, threads, b) == 0) {
+		np = hgc_tmpl_pins_of(o, t, pins, 32);
+		r->applies = hgc_heur_search(b, pins, np, res, &tmp) == 0;
+		if (r->applies && res->top[0].est.modelled)
+			r->cost_ns = res->top[0].est.total_ns;
+	}
+	hgc_diag_release(&tmp);
+	free(res);
+	free(b);
+}
+
+/* The group a template ranks in: the templates a config pins (0), then
+   the 2-D forms (1), then the batched ones (2): a 2-D problem (a batch of
+   one operand folded into M or N) never takes a batched form while a 2-D
+   one applies, as in registry order. */
+static int group(const struct hgc_tmpl_opts *o, const struct hgc_tmpl *t)
+{
+	struct hgc_tmpl_pin pins[1];
+
+	if (hgc_tmpl_pins_of(o, t, pins, 1))
+		return 0;
+	return t->ninputs > 0 && t->operand_rank[0] > 2 ? 2 : 1;
+}
+
+/* Whether a ranks before b: by group; within it applying and modelled
+   first, cheaper first. */
+static bool before(const struct hgc_tmpl_opts *o, const struct hgc_tmpl_rank *a,
+		   const struct hgc_tmpl_rank *b)
+{
+	bool ra = a->applies && isfinite(a->cost_ns), rb = b->applies && isfinite(b->cost_ns);
+	int ga = group(o, a->t), gb = group(o, b->t);
+
+	if (ga != gb)
+		return ga < gb;
+	if (ra != rb)
+		return ra;
+	return ra && a->cost_ns < b->cost_ns;
+}
+
+/* The order to try templates in for op. */
+int hgc_tmpl_rank(const struct hgc_tmpl_opts *o, const struct hgc_op *op, int threads,
+		  struct hgc_tmpl_rank *r, int cap)
+{
+	const struct hgc_tmpl *t = hgc_tmpl_used(o, op);
+	struct hgc_tmpl_rank x;
+	int i, j, n = 0;
+
+	if (t && cap > 0) {
+		r[0] = (struct hgc_tmpl_rank){t, HUGE_VAL, true};
+		return 1;
+	}
+	for (i = 0; (t = hgc_tmpl_registry[i]) && n < cap; i++) {
+		if (t->op != op->kind)
+			continue;
+		if (op->kind == HGC_OP_MATMUL)
+			estimate(o, t, op, threads, &x);
+		else
+			x = (struct hgc_tmpl_rank){t, HUGE_VAL, true};
+		for (j = n++; j > 0 && before(o, &x, &r[j - 1]); j--)
+			r[j] = r[j - 1];
+		r[j] = x;
+	}
+	return n;
+}
+
+/* "  templates by estimate: a 1.2 us, b 3.4 us; not modelled: c; do not apply: d". */
+void hgc_tmpl_rank_print(FILE *f, const struct hgc_tmpl_rank *r, int n)
+{
+	int i, k = 0;
+
+	fputs("  templates by estimate:", f);
+	for (i = 0; i < n; i++)
+		if (r[i].applies && isfinite(r[i].cost_ns))
+			fprintf(f, "%s %s %.1f us", k++ ? "," : "", r[i].t->name, r[i].cost_ns / 1e3);
+	if (!k)
+		fputs(" none", f);
+	for (i = k = 0; i < n; i++)
+		if (r[i].applies && !isfinite(r[i].cost_ns))
+			fprintf(f, "%s %s", k++ ? "," : "; not modelled:", r[i].t->name);
+	for (i = k = 0; i < n; i++)
+		if (!r[i].applies)
+			fprintf(f, "%s %s", k++ ? "," : "; do not apply:", r[i].t->name);
+	fputc('\n', f);
 }

@@ -575,4 +575,27 @@ const struct hgc_tmpl *hgc_tmpl_used(const struct hgc_tmpl_opts *o, const struct
 struct hgc_tir_module *hgc_tmpl_lower_graph(const struct hgc_graph *g, struct hgc_tmpl_opts *o,
 					    struct hgc_diag *d);
 
+/* tmpl.c: the order templates are tried in */
+#define HGC_TMPL_RANK_MAX 64	/* templates one ranking holds at most */
+
+/* A template in a ranking, with the estimate of its best candidate. */
+struct hgc_tmpl_rank {
+	const struct hgc_tmpl *t;
+	double cost_ns;			/* the search's cheapest; HUGE_VAL: not ranked */
+	bool applies;			/* it binds and has a valid candidate (pins fixed) */
+};
+/*
+ * The templates to try for op, in order, into r (at most cap); their count.
+ * A `use` rule of o: that template alone.  Else every registered template
+ * for op's kind: the ones o pins first, then the 2-D forms, then the
+ * batched ones; within each group, for a MatMul, the ones that apply and
+ * that the cost model knows first, cheapest estimate first (registry order
+ * among equals), then the others in registry order.  Other kinds keep
+ * registry order within the groups.
+ */
+int hgc_tmpl_rank(const struct hgc_tmpl_opts *o, const struct hgc_op *op, int threads,
+		  struct hgc_tmpl_rank *r, int cap);
+/* Print a ranking of several templates: the comparison the choice came from. */
+void hgc_tmpl_rank_print(FILE *f, const struct hgc_tmpl_rank *r, int n);
+
 #endif
