@@ -1,8 +1,9 @@
 /*
  * explain.c: what the search did for each tunable op of a graph, the way
  * the lowering hook (core/lower/tmpl_lower.c) decides it: the template a
- * `use` rule names, or else the first registered one that binds and has
- * valid candidates; pins from `pin` rules; the search's choice and the
+ * `use` rule names, or else the first that binds and has valid candidates
+ * in hgc_tmpl_rank's order (the comparison printed); pins from `pin`
+ * rules; the search's choice and the
  * runners-up with their estimated costs.  Then the fusion plan: each fused
  * op's members, and from lowering the graph the anchor each fused op's
  * members went to with every candidate's cost, and the regions' blocks.
@@ -42,19 +43,22 @@ static int explain_op(FILE *f, const struct hgc_op *op, const struct hgc_tmpl_op
 		      struct hgc_diag *d)
 {
 	const struct hgc_tmpl *t = hgc_tmpl_used(o, op);
+	struct hgc_tmpl_rank rank[HGC_TMPL_RANK_MAX];
 	struct hgc_heur_result r;
 	char why[512] = "no template serves it";
-	int i, rc = 0;
+	int i, n, rc = 0;
 
 	if (op->out[0]->name)
 		fprintf(f, "%s %s:\n", hgc_op_table[op->kind].name, op->out[0]->name);
 	else
 		fprintf(f, "%s %%%d:\n", hgc_op_table[op->kind].name, op->out[0]->id);
-	if (t)
-		rc = try_one(o, t, op, &r, why, sizeof(why), d);
-	for (i = 0; !t && hgc_tmpl_registry[i] && !rc; i++)
-		if (hgc_tmpl_registry[i]->op == op->kind)
-			rc = try_one(o, hgc_tmpl_registry[i], op, &r, why, sizeof(why), d);
+	/* the lowering's order: a use rule's template, else cheapest estimate first */
+	n = hgc_tmpl_rank(o, op, o->threads > 0 ? o->threads : omp_get_max_threads(), rank,
+			  HGC_TMPL_RANK_MAX);
+	if (!t && n > 1)
+		hgc_tmpl_rank_print(f, rank, n);
+	for (i = 0; i < n && !rc; i++)
+		rc = try_one(o, rank[i].t, op, &r, why, sizeof(why), d);
 	if (rc < 0)
 		return -1;
 	if (rc == 0)

@@ -67,17 +67,22 @@ static int choose(struct hgc_tmpl_opts *o, const struct hgc_tmpl *t, const struc
 }
 
 /* Choose fo's template as hgc_tmpl_lower_tunable would (a `use` rule, else
-   the first that applies; with a row reduction, NPN = 1 first, then
+   the first that applies in hgc_tmpl_rank's order; with a row reduction,
+   NPN = 1 first, then
    without): 1, 0 (none), -1 (a pin fails). */
 static int choose_fused(struct hgc_tmpl_opts *o, const struct hgc_fused_op *fo,
 			const struct hgc_op *op, struct hgc_tmpl_bind *bind,
 			struct hgc_tmpl_env *env, struct hgc_diag *d)
 {
-	const struct hgc_tmpl *t = hgc_tmpl_used(o, op), *c;
-	int i, rc = 0;
+	struct hgc_tmpl_rank rank[HGC_TMPL_RANK_MAX];
+	const struct hgc_tmpl *c;
+	int i, n, rc = 0;
 
-	for (i = 0; !rc && (t ? i < 1 : !!hgc_tmpl_registry[i]); i++) {
-		c = t ? t : hgc_tmpl_registry[i];
+	/* a use rule's template, else cheapest estimate first (core/lower/tmpl.c) */
+	n = hgc_tmpl_rank(o, op, o->threads > 0 ? o->threads : omp_get_max_threads(), rank,
+			  HGC_TMPL_RANK_MAX);
+	for (i = 0; !rc && i < n; i++) {
+		c = rank[i].t;
 		if (fo->reduces)
 			rc = choose(o, c, op, true, bind, env, d);
 		if (!rc)

@@ -237,9 +237,9 @@ int hgc_tmpl_lower_tunable(struct hgc_lower_ctx *cx, const struct hgc_op *op,
 {
 	struct hgc_tmpl_opts *o = cx->opts->user;
 	const struct hgc_tmpl_rule *use;
-	const struct hgc_tmpl *t;
+	struct hgc_tmpl_rank rank[HGC_TMPL_RANK_MAX];
 	char why[256] = "no template serves it", buf[128];
-	int i, rc;
+	int i, n, rc;
 
 	if (!o || o->off)
 		return 0;
@@ -253,12 +253,13 @@ int hgc_tmpl_lower_tunable(struct hgc_lower_ctx *cx, const struct hgc_op *op,
 				       sizeof(why), d)))
 			return rc;
 	} else {
-		for (i = 0; (t = hgc_tmpl_registry[i]); i++) {
-			if (t->op != op->kind)
-				continue;
-			if ((rc = try_template(cx, o, t, op, block, in, out, why, sizeof(why), d)))
+		/* cheapest estimate first (hgc_tmpl_rank, core/lower/tmpl.c) */
+		n = hgc_tmpl_rank(o, op, o->threads > 0 ? o->threads : omp_get_max_threads(), rank,
+				  HGC_TMPL_RANK_MAX);
+		for (i = 0; i < n; i++)
+			if ((rc = try_template(cx, o, rank[i].t, op, block, in, out, why,
+					       sizeof(why), d)))
 				return rc;
-		}
 	}
 	logf_(o, "%s: naive loops: %s", op_text(op, buf, sizeof(buf)), why);
 	return 0;
