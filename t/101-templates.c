@@ -488,6 +488,72 @@ static void test_goldens(void)
 	golden(g, "tmpl_gemv_col", NULL, 0);
 }
 
+/* Whether the entry function of module text m stores into a module
+   constant called B (a packed weight): a line that starts with "B[". */
+static bool entry_writes_b(const char *m)
+{
+	const char *e = strstr(m, "entry func"), *end = e ? strstr(e, "init func") : NULL;
+	const char *l;
+
+	for (l = e; l && (!end || l < end); l = strchr(l, '\n')) {
+		while (*l == '\n' || *l == ' ')
+			l++;
+		if (!strncmp(l, "B[", 2) && (!end || l < end))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Constant weights are packed once, by init (docs/templates.md): for each
+ * MatMul template the default choice takes on a constant B, the entry
+ * function (the hot path) never writes the packed B, and init does.
+ */
+static void test_const_b(void)
+{
+	static const struct {
+		int ra, rb;
+		int64_t ad[3], bd[3];
+		const char *want;
+	} c[] = {
+		{2, 2, {64, 128}, {128, 96}, "matmul_plain"},
+		{2, 2, {64, 1024}, {1024, 128}, "matmul_packa"},
+		{2, 2, {13, 97}, {97, 479}, "matmul_core"},
+		{2, 2, {4, 4096}, {4096, 8}, "matmul_ksplit"},
+		{3, 3, {2, 16, 8}, {2, 8, 24}, "matmul_batch_plain"},
+		{2, 2, {1, 97}, {97, 64}, "gemv_row"},
+	};
+	struct hgc_tmpl_opts o;
+	struct hgc_lower_opts lo;
+	struct hgc_tir_module *m;
+	struct hgc_diag d;
+	struct hgc_graph *g;
+	struct hgc_op *op;
+	char *text;
+	size_t i;
+
+	for (i = 0; i < NCASES(c); i++) {
+		g = hgc_graph_new();
+		op = lc_op(g, HGC_OP_MATMUL, HGC_DT_UNDEF, 2, lc_input(g, "a", F32, c[i].ra, c[i].ad),
+			   hgc_graph_add_input(g, "b", F32, c[i].rb, c[i].bd, HGC_PROP_CONSTANT, NULL));
+		op->out[0]->name = "y";
+		lc_out(g, op);
+		opts(&o, &lo, NULL, 0);
+		hgc_diag_init(&d);
+		m = hgc_lower_graph(g, &lo, &d);
+		text = m ? hgc_tir_module_str(m) : strdup(hgc_diag_text(&d));
+		check_log(&o, "y", c[i].want);
+		ok(m && strstr(text, "const B:") && strstr(text, "init func") &&
+		   !entry_writes_b(text) && strstr(strstr(text, "init func"), "B["),
+		   "%s: constant B packed by init, never by the entry function", c[i].want);
+		free(text);
+		hgc_tir_module_free(m);
+		hgc_diag_release(&d);
+		hgc_tmpl_opts_release(&o);
+		hgc_graph_free(g);
+	}
+}
+
 int main(void)
 {
 	run_mm("matmul f32", f32_cases, NCASES(f32_cases), LC_TOL(1e-4, 1e-4, 0));
@@ -498,5 +564,6 @@ int main(void)
 	test_rule_errors();
 	test_space();
 	test_goldens();
+	test_const_b();
 	return done_testing();
 }
