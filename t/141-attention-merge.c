@@ -7,8 +7,9 @@
  * scores to the iteration's rows.  Checked on the TIR after the passes (one
  * merged parallel for, Q and the scores read in place, the results written
  * in place (no write-back copies), the scores tensor a
- * per-iteration slice defined inside the loop) at batch 1 and at batch 2
- * (a batch index split with / and %), and on the numbers against the
+ * per-iteration slice defined inside the loop, at most 128 KiB: rows of 512
+ * scores take 64-row blocks, which P x V takes too) at batch 1 and at batch
+ * 2 (a batch index split with / and %), and on the numbers against the
  * interpreter: JIT and C backend, with the passes on and with
  * copy_forward, parallel_merge or fusion off.
  */
@@ -32,6 +33,15 @@ static const char src[] =
 	"  input kt : f32[2, 3, 16, 64] = uniform(lo = -1, hi = 1, seed = 6);\n"
 	"  input v : f32[2, 3, 64, 16] = uniform(lo = -1, hi = 1, seed = 7);\n"
 	"  input mask : f32[2, 1, 1, 64] = uniform(lo = -4, hi = 0, seed = 8);\n"
+	"  const scale : f32[] = [0.25];\n"
+	"  s = MatMul(q, kt); ss = Multiply(s, scale); sm = Add(ss, mask);\n"
+	"  p = SoftMax(sm, axis = -1); y = MatMul(p, v); output y;\n"
+	"  expect { rtol = 1e-4; atol = 1e-5; } }\n"
+	"spec att_long {\n"
+	"  input q : f32[1, 2, 512, 16] = uniform(lo = -1, hi = 1, seed = 9);\n"
+	"  input kt : f32[1, 2, 16, 512] = uniform(lo = -1, hi = 1, seed = 10);\n"
+	"  input v : f32[1, 2, 512, 16] = uniform(lo = -1, hi = 1, seed = 11);\n"
+	"  input mask : f32[1, 1, 1, 512] = uniform(lo = -4, hi = 0, seed = 12);\n"
 	"  const scale : f32[] = [0.25];\n"
 	"  s = MatMul(q, kt); ss = Multiply(s, scale); sm = Add(ss, mask);\n"
 	"  p = SoftMax(sm, axis = -1); y = MatMul(p, v); output y;\n"
@@ -71,6 +81,26 @@ static char *tir_of(const struct hgc_spec *sp, const struct hgc_tmpl_rule *rule)
 	return s ? s : strdup("");
 }
 
+/* Whether the template log of lowering sp (2 threads) has the text. */
+static bool log_has(const struct hgc_spec *sp, const char *text)
+{
+	struct hgc_driver_opts o;
+	struct hgc_diag d;
+	char *plan = NULL;
+	bool has;
+
+	hgc_driver_opts_init(&o);
+	o.threads = 2;
+	hgc_diag_init(&d);
+	hgc_tir_module_free(hgc_driver_lower(sp->graph, &o, &plan, &d));
+	has = plan && strstr(plan, text);
+	if (!has)
+		diag("%s%s", plan ? plan : "", hgc_diag_text(&d));
+	free(plan);
+	hgc_diag_release(&d);
+	return has;
+}
+
 /* The elements of the first `tensor NAME: f32[E];` after the text at, or -1. */
 static long tensor_size(const char *at, const char *name)
 {
@@ -93,7 +123,7 @@ static void test_tir(const struct hgc_spec *sp, long scores)
 	is_int(count(s, "merge 1 {"), 1, "%s: the two MatMuls' loops are one parallel for", sp->name);
 	is_int(count(s, "parallel for"), 1, "%s: no other (K^T and V are packed serially at this size)",
 	       sp->name);
-	ok(n > 0 && n < scores && tensor_size(s, "s") == n,
+	ok(n > 0 && n < scores && n * 4 <= 128 << 10 && tensor_size(s, "s") == n,
 	   "%s: the scores are a slice of the iteration's rows, defined in the loop (%ld of %ld)",
 	   sp->name, n, scores);
 	ok(strstr(s, "= &q[") && !strstr(s, "= q["), "%s: Q is read in place, not copied", sp->name);
@@ -155,11 +185,14 @@ int main(void)
 	hgc_program_init(&p);
 	if (hgc_program_load_string(&p, "att.hgc", src, &d) < 0)
 		diag("%s", hgc_diag_text(&d));
-	is_int((int)p.specs.len, 2, "the attention specs load");
+	is_int((int)p.specs.len, 3, "the attention specs load");
 	for (size_t i = 0; i < p.specs.len; i++) {
 		const struct hgc_spec *sp = HGC_PROGRAM_SPEC(&p, i);
+		static const long scores[] = { 4L * 64 * 64, 6L * 64 * 64, 2L * 512 * 512 };
 
-		test_tir(sp, i ? 6L * 64 * 64 : 4L * 64 * 64);
+		test_tir(sp, scores[i]);
+		ok(log_has(sp, "y: MB = 64 as s's rows (coarse-grained merge)"),
+		   "%s: P x V takes the scores' row blocks", sp->name);
 		run(sp, HGC_DRIVER_JIT, NULL);
 		run(sp, HGC_DRIVER_C, NULL);
 		for (int k = 0; k < 3; k++)

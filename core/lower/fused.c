@@ -20,6 +20,7 @@
 #include <strings.h>
 
 #define CALL_COST 64		/* an anchor invocation, in element accesses */
+#define ROWS_BYTES (128 << 10)	/* a block of rows of a fused reduction, at most (L2) */
 #define ROW_MIN 64		/* elements a row needs for the members to go row by row */
 
 /* Whether the rules switch pass name off. */
@@ -44,26 +45,70 @@ void hgc_fused_log(struct hgc_tmpl_opts *o, const char *text)
    config pins it, so that each thread's post-op slices hold whole rows; the
    caller retries without when that leaves no candidate. */
 static int choose(struct hgc_tmpl_opts *o, const struct hgc_tmpl *t, const struct hgc_op *op,
-		  bool rows, struct hgc_tmpl_bind *bind, struct hgc_tmpl_env *env,
+		  bool rows, int64_t mb, struct hgc_tmpl_bind *bind, struct hgc_tmpl_env *env,
 		  struct hgc_diag *d)
 {
-	struct hgc_tmpl_pin pins[33];
-	int threads = o->threads > 0 ? o->threads : omp_get_max_threads(), npins, rc, i;
-	int npn = t ? hgc_tmpl_sym(t, "NPN") : -1;
+	struct hgc_tmpl_pin pins[34];
+	int threads = o->threads > 0 ? o->threads : omp_get_max_threads(), npins, rc, i, n;
+	int npn = t ? hgc_tmpl_sym(t, "NPN") : -1, smb = t ? hgc_tmpl_sym(t, "MB") : -1;
 	struct hgc_diag tmp;
 
 	if (!t || t->op != op->kind || hgc_tmpl_bind(t, op, threads, bind) < 0)
 		return 0;
 	npins = hgc_tmpl_pins_of(o, t, pins, 32);
-	for (i = 0; i < npins; i++)
+	for (i = 0; i < npins; i++) {
 		if (pins[i].sym == npn)
 			rows = false;
+		if (pins[i].sym == smb)
+			mb = 0;
+	}
+	n = npins;
 	if (rows && npn >= 0)
-		pins[npins] = (struct hgc_tmpl_pin){ .sym = npn, .value = 1, .rule = NULL };
+		pins[n++] = (struct hgc_tmpl_pin){ .sym = npn, .value = 1, .rule = NULL };
+	if (mb > 0 && smb >= 0)
+		pins[n++] = (struct hgc_tmpl_pin){ .sym = smb, .value = mb, .rule = NULL };
 	hgc_diag_init(&tmp);
-	rc = hgc_tmpl_choose(bind, pins, npins + (rows && npn >= 0), env, npins ? d : &tmp);
+	rc = hgc_tmpl_choose(bind, pins, n, env, npins ? d : &tmp);
 	hgc_diag_release(&tmp);
 	return rc < 0 ? (npins ? -1 : 0) : 1;
+}
+
+/* The bytes of one row of fo's reduction site (its reduced dims), or 0. */
+static int64_t row_bytes(const struct hgc_fused_op *fo)
+{
+	const struct hgc_tensor *r = fo->anchor->out[0];
+	int64_t n = 4;
+
+	if (!fo->reduces)
+		return 0;
+	for (int i = 0; i < r->ndims; i++)
+		if (fo->reduced[i])
+			n *= r->dims[i];
+	return n;
+}
+
+/*
+ * With a row reduction on a batched template (attention's scores), the rows of
+ * one iteration (MB of them) are what the members pass over and, once the next
+ * MatMul's loop is merged in, what stays per thread: when the default MB makes
+ * them larger than ROWS_BYTES, the largest MB of these that keeps them within
+ * it and that the template accepts: 1, or 0 (keep the default).
+ */
+static int fit_rows(struct hgc_tmpl_opts *o, const struct hgc_fused_op *fo,
+		    const struct hgc_op *op, struct hgc_tmpl_bind *bind, struct hgc_tmpl_env *env,
+		    struct hgc_diag *d)
+{
+	static const int64_t mbs[] = { 128, 96, 64, 48, 32, 24, 16 };
+	int smb = hgc_tmpl_sym(bind->t, "MB");
+	int64_t rb = row_bytes(fo);
+	const struct hgc_tmpl *t = bind->t;
+
+	if (!rb || smb < 0 || hgc_tmpl_sym(t, "BT") < 0 || env->v[smb] * rb <= ROWS_BYTES)
+		return 0;
+	for (size_t i = 0; i < sizeof(mbs) / sizeof(*mbs); i++)
+		if (mbs[i] * rb <= ROWS_BYTES && choose(o, t, op, true, mbs[i], bind, env, d) > 0)
+			return 1;
+	return choose(o, t, op, true, 0, bind, env, d) > 0 ? 0 : -1;
 }
 
 /* Choose fo's template as hgc_tmpl_lower_tunable would (a `use` rule, else
@@ -83,10 +128,11 @@ static int choose_fused(struct hgc_tmpl_opts *o, const struct hgc_fused_op *fo,
 			  HGC_TMPL_RANK_MAX);
 	for (i = 0; !rc && i < n; i++) {
 		c = rank[i].t;
-		if (fo->reduces)
-			rc = choose(o, c, op, true, bind, env, d);
+		if (fo->reduces && (rc = choose(o, c, op, true, 0, bind, env, d)) > 0 &&
+		    fit_rows(o, fo, op, bind, env, d) < 0)
+			return -1;
 		if (!rc)
-			rc = choose(o, c, op, false, bind, env, d);
+			rc = choose(o, c, op, false, 0, bind, env, d);
 	}
 	return rc;
 }
@@ -615,6 +661,9 @@ static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 	}
 	hgc_tmpl_inst_release(&inst);
 	hgc_fused_mark_merge(st, hgc_fused_new_pfor(block, from), hgc_fused_name(cx, fo));
+	i = hgc_tmpl_sym(bind.t, "MB");
+	st->last_t = fo->reduces && i >= 0 ? bind.t : NULL;
+	st->last_mb = st->last_t ? inst.env.v[i] : 0;
 	return rc ? -1 : 1;
 }
 
@@ -687,6 +736,61 @@ static int first(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct hgc_d
 	return 0;
 }
 
+/* Whether op, bound to template t, takes MB = mb (a pin the config does not set). */
+static bool takes_mb(struct hgc_tmpl_opts *o, const struct hgc_tmpl *t, const struct hgc_op *op,
+		     int64_t mb)
+{
+	struct hgc_tmpl_bind bind;
+	struct hgc_tmpl_env env;
+	struct hgc_diag tmp;
+	int rc;
+
+	if (hgc_tmpl_used(o, op) && hgc_tmpl_used(o, op) != t)
+		return false;
+	hgc_diag_init(&tmp);
+	rc = choose(o, t, op, false, mb, &bind, &env, &tmp);
+	hgc_diag_release(&tmp);
+	return rc > 0 && env.v[hgc_tmpl_sym(t, "MB")] == mb;
+}
+
+/*
+ * A MatMul right after a fused row reduction on a batched template (the
+ * scores x V after QK^T and softmax) through the templates, with that op's
+ * MB pinned when its template takes it, so that both parallel loops run over
+ * the same (batch, row block) ranges and merge (the rows of the scores one
+ * iteration writes are the rows the next one reads).
+ */
+static int lower_after(struct hgc_lower_ctx *cx, struct fstate *st, const struct hgc_op *op,
+		       struct hgc_tir_stmt *block, struct hgc_lower_view *const *in,
+		       struct hgc_lower_view *out, struct hgc_diag *d)
+{
+	struct hgc_tmpl_opts *o = st->o;
+	const struct hgc_tmpl_rule *saved = o->rules;
+	struct hgc_tmpl_rule *rules;
+	char key[160], value[32], line[256];
+	int n = o->nrules, rc;
+
+	if (!st->last || !st->last_t || op->kind != st->last_t->op || o->off ||
+	    !takes_mb(o, st->last_t, op, st->last_mb))
+		return hgc_tmpl_lower_tunable(cx, op, block, in, out, d);
+	rules = hgc_xcalloc((size_t)n + 1, sizeof(*rules));
+	memcpy(rules, saved, (size_t)n * sizeof(*rules));
+	snprintf(key, sizeof(key), "%s.MB", st->last_t->name);
+	snprintf(value, sizeof(value), "%lld", (long long)st->last_mb);
+	rules[n] = (struct hgc_tmpl_rule){ .kind = "pin", .key = key, .value = value };
+	o->rules = rules;
+	o->nrules = n + 1;
+	snprintf(line, sizeof(line), "%s: MB = %lld as %s's rows (coarse-grained merge)",
+		 op->out[0]->name ? op->out[0]->name : "MatMul", (long long)st->last_mb,
+		 st->last_name ? st->last_name : "the previous op");
+	hgc_fused_log(o, line);
+	rc = hgc_tmpl_lower_tunable(cx, op, block, in, out, d);
+	o->rules = saved;
+	o->nrules = n;
+	free(rules);
+	return rc;
+}
+
 /* hgc_lower_opts.lower_tunable: fused ops here, other ops to the templates. */
 static int hook(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct hgc_tir_stmt *block,
 		struct hgc_lower_view *const *in, struct hgc_lower_view *out, struct hgc_diag *d)
@@ -699,8 +803,9 @@ static int hook(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct hgc_ti
 	if (fo)
 		return lower_fused(cx, st, fo, op, block, in, out, d);
 	cx->opts = &st->plain;
-	rc = hgc_tmpl_lower_tunable(cx, op, block, in, out, d);
+	rc = lower_after(cx, st, op, block, in, out, d);
 	cx->opts = saved;
+	st->last_t = NULL;
 	if (st->f)	/* a tunable op alone is a fused op without members */
 		hgc_fused_mark_merge(st, rc > 0 ? hgc_fused_new_pfor(block, from) : NULL,
 				     op->out[0]->name ? op->out[0]->name :

@@ -20,6 +20,9 @@ struct fstate {
 					   no other op came after it */
 	const char *last_name;		/* its fused op, for the log */
 	int groups;			/* merge groups given so far */
+	const struct hgc_tmpl *last_t;	/* the previous fused op's template and its MB
+					   (0: none): the next MatMul takes the same rows */
+	int64_t last_mb;
 };
 
 /* A box of the result: start and extent per canonical dim. */

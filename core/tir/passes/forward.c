@@ -150,14 +150,14 @@ static bool covers(struct fwd *w, const struct hgc_tp_access *st)
 		nv += hgc_tp_loop_vars(HGC_TP_LOOP(&w->sc, l)->s, vars + nv, MAXD - nv);
 		w->top = HGC_TP_LOOP(&w->sc, l)->s;
 	}
-	if (nv != w->t->ndims)
-		return false;
 	for (int d = 0; d < st->n; d++) {
 		struct hgc_tp_aff a = hgc_tp_affine(&w->v, st->idx[d]);
 		struct hgc_tir_var *x = a.ok && a.n == 1 && a.c0 == 0 && a.t[0].c == 1 ? a.t[0].var
 										       : NULL;
 		int k;
 
+		if (a.ok && !a.n && !a.c0 && hgc_tir_tensor_dim(w->t, d) == 1)
+			continue;	/* a dim of one element (a loop of one value folds to 0) */
 		for (k = 0; x && k < nv && vars[k] != x; k++)
 			;
 		if (!x || k == nv || !w->v.known[x->id] || w->v.lo[x->id] != 0 ||
@@ -165,6 +165,9 @@ static bool covers(struct fwd *w, const struct hgc_tp_access *st)
 			return false;
 		vars[k] = NULL;		/* each variable in one dim */
 	}
+	for (int k = 0; k < nv; k++)	/* every loop of more than one value used */
+		if (vars[k] && (!w->v.known[vars[k]->id] || w->v.lo[vars[k]->id] != w->v.hi[vars[k]->id]))
+			return false;
 	return true;
 }
 
