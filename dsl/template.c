@@ -883,8 +883,8 @@ static void region_stmts(struct hgc_tck *c, const struct hgc_ast *st)
 			hgc_tck_error(c, &st->loc, "a Region template calls nothing: its anchors "
 				      "take the region's ops");
 		else if (st->kind == HGC_AST_ASSIGN && st->a->kind == HGC_AST_INDEX)
-			hgc_tck_error(c, &st->loc, "a Region template writes no tensor: its ops do, "
-				      "at its anchors");
+			hgc_tck_error(c, &st->loc, "a Region template writes no tensor: its ops "
+				      "do, at its anchors");
 		else if (st->kind == HGC_AST_PARALLEL || st->kind == HGC_AST_FOR)
 			region_stmts(c, st->b);
 		else if (st->kind == HGC_AST_IF)
@@ -924,8 +924,8 @@ static const char *const reserved[] = {
 	"enumerate", "ew_begin", "ew_end", "fail", "find", "for", "if", "inst_release",
 	"instantiate", "k", "kb", "let", "lower_graph", "lower_tunable", "max", "min", "mod",
 	"mul", "neg", "neg_x", "not_x", "op_name", "opts_init", "opts_release", "padding",
-	"pfor", "pfor_end", "pins_of", "print", "print_params", "range", "ref", "registry",
-	"slice", "sub", "sym", "tensor", "used", "var", "visit_fn",
+	"pfor", "pfor_end", "pins_of", "print", "print_params", "range", "rank", "rank_print",
+	"ref", "registry", "slice", "sub", "sym", "tensor", "used", "var", "visit_fn",
 };
 
 /* Report a template name that is reserved; true if it is. */

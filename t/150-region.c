@@ -130,7 +130,8 @@ static void test_bind(void)
 	ok(t->op == HGC_TMPL_REGION && t->ninputs == 1, "it serves Region, one operand");
 	is_str(hgc_tmpl_op_name(t->op), "Region", "the op's name");
 	is_str(t->signature, "Region(X:[B, R, L]) -> Y:[B, R, L]", "signature");
-	is_int(hgc_tmpl_bind_region(t, dims, 4, 2, 2, &b), 0, "bind a [4, 3, 5, 7] domain, rows at 2");
+	is_int(hgc_tmpl_bind_region(t, dims, 4, 2, 2, &b), 0,
+	       "bind a [4, 3, 5, 7] domain, rows at 2");
 	ok(b.dims[1][0] == 4 && b.dims[1][1] == 3 && b.dims[1][2] == 35, "B 4, R 3, L 35");
 	ok(b.map[1].n == 4 && b.map[1].d[0].c == 0 && b.map[1].d[1].c == 1 &&
 	   b.map[1].d[2].c == 2 && b.map[1].d[2].div == 7 && b.map[1].d[3].c == 2 &&
