@@ -102,7 +102,7 @@ static void gemv_row(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e
 	o->working_set = NB * 4 + K * NB * cx->esize[1];
 	o->pack_ns = hgc_heur_pack_layouts(cx, e, T);
 	hgc_heur_finish(cx, o, 2.0 * (double)(M * N) * (double)K,
-			2.0 * (double)(nsn * NB) * (double)K, T, cyc / cx->mc->ghz, 1);
+			2.0 * (double)(nsn * NB) * (double)K, T, cyc / cx->mc->ghz, T > 1);
 }
 
 /*
@@ -121,10 +121,12 @@ static void gemv_col(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e
 	o->working_set = MB * 32 * 4 + K * cx->esize[1];
 	o->pack_ns = hgc_heur_pack_layouts(cx, e, T);
 	hgc_heur_finish(cx, o, 2.0 * (double)(M * N) * (double)K,
-			2.0 * (double)(msn * MB) * (double)K, T, cyc / cx->mc->ghz, 1);
+			2.0 * (double)(msn * MB) * (double)K, T, cyc / cx->mc->ghz, T > 1);
 }
 
-/* The matrix-vector families: true when t is one (estimate in out). */
+/* The matrix-vector families: true when t is one (estimate in out).  One
+   thread (NPN or MPN 1) is the serial forms, or one thread in all: no
+   parallel region to pay for. */
 static bool gemv(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 		 struct hgc_heur_est *out)
 {

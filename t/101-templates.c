@@ -165,7 +165,7 @@ static const struct mmcase f32_cases[] = {
 	{"m13x97x479", F32, F32, UNDEF, 2, 2, {13, 97}, {97, 479}, false, false, 0, {0}, UNDEF, "matmul_core"},
 	{"m479x13x97", F32, F32, UNDEF, 2, 2, {479, 13}, {13, 97}, false, false, 0, {0}, UNDEF, "matmul_core"},
 	{"m97x479x13", F32, F32, UNDEF, 2, 2, {97, 479}, {479, 13}, false, false, 0, {0}, UNDEF, "matmul_core"},
-	{"m1x1x1", F32, F32, UNDEF, 2, 2, {1, 1}, {1, 1}, false, false, 0, {0}, UNDEF, "matmul_core"},
+	{"m1x1x1", F32, F32, UNDEF, 2, 2, {1, 1}, {1, 1}, false, false, 0, {0}, UNDEF, "gemv_row_serial"},
 	{"m64x128x96", F32, F32, UNDEF, 2, 2, {64, 128}, {128, 96}, false, false, 0, {0}, UNDEF, "matmul_plain"},
 	{"plain_bias", F32, F32, UNDEF, 2, 2, {48, 40}, {40, 64}, false, false, 1, {64}, F32, "matmul_plain"},
 	{"plain_ta", F32, F32, UNDEF, 2, 2, {40, 48}, {40, 64}, true, false, 0, {0}, UNDEF, "matmul_plain"},
@@ -177,9 +177,9 @@ static const struct mmcase f32_cases[] = {
 	{"tab", F32, F32, UNDEF, 2, 2, {97, 33}, {65, 97}, true, true, 0, {0}, UNDEF, "matmul_core"},
 	{"bias", F32, F32, UNDEF, 2, 2, {13, 97}, {97, 97}, false, false, 1, {97}, F32, "matmul_core"},
 	{"bias2d", F32, F32, UNDEF, 2, 2, {13, 97}, {97, 35}, false, false, 2, {13, 1}, F32, "matmul_core"},
-	{"vecmat", F32, F32, UNDEF, 1, 2, {97}, {97, 13}, false, false, 0, {0}, UNDEF, "matmul_core"},
-	{"matvec", F32, F32, UNDEF, 2, 1, {13, 97}, {97}, false, false, 0, {0}, UNDEF, "matmul_core"},
-	{"foldm", F32, F32, UNDEF, 3, 2, {4, 13, 7}, {7, 1}, false, false, 0, {0}, UNDEF, "gemv_col"},
+	{"vecmat", F32, F32, UNDEF, 1, 2, {97}, {97, 13}, false, false, 0, {0}, UNDEF, "gemv_row_serial"},
+	{"matvec", F32, F32, UNDEF, 2, 1, {13, 97}, {97}, false, false, 0, {0}, UNDEF, "gemv_col_serial"},
+	{"foldm", F32, F32, UNDEF, 3, 2, {4, 13, 7}, {7, 1}, false, false, 0, {0}, UNDEF, "gemv_col_serial"},
 	{"foldm_ta", F32, F32, UNDEF, 3, 2, {3, 7, 13}, {7, 5}, true, false, 1, {5}, F32, "matmul_core"},
 	{"foldn", F32, F32, UNDEF, 2, 3, {5, 7}, {3, 7, 13}, false, false, 0, {0}, UNDEF, "matmul_core"},
 	{"batch_bcast", F32, F32, UNDEF, 4, 3, {2, 1, 13, 7}, {3, 7, 5}, false, false, 0, {0}, UNDEF, "matmul_batch_plain"},
@@ -189,19 +189,23 @@ static const struct mmcase f32_cases[] = {
 	/* small outputs: the cost model takes matmul_core (one parallel region)
 	   unless K is long enough for splitting it to pay for the second */
 	{"ksplit", F32, F32, UNDEF, 2, 2, {4, 4096}, {4096, 8}, false, false, 1, {8}, F32, "matmul_ksplit"},
-	/* one row of A or one column of B: the matrix-vector templates (gemv.tmpl) */
-	{"gemv_row", F32, F32, UNDEF, 2, 2, {1, 97}, {97, 64}, false, false, 1, {64}, F32, "gemv_row"},
-	{"gemv_row_k1", F32, F32, UNDEF, 2, 2, {1, 1}, {1, 48}, false, false, 0, {0}, UNDEF, "gemv_row"},
+	/* one row of A or one column of B: the matrix-vector templates (gemv.tmpl),
+	   on the threads when the work pays for the parallel region */
+	{"gemv_row", F32, F32, UNDEF, 2, 2, {1, 2000}, {2000, 64}, false, false, 1, {64}, F32, "gemv_row"},
+	{"gemv_row_small", F32, F32, UNDEF, 2, 2, {1, 97}, {97, 64}, false, false, 1, {64}, F32, "gemv_row_serial"},
+	{"gemv_row_k1", F32, F32, UNDEF, 2, 2, {1, 1}, {1, 48}, false, false, 0, {0}, UNDEF, "gemv_row_serial"},
 	{"gemv_row_ta", F32, F32, UNDEF, 2, 2, {333, 1}, {333, 32}, true, false, 0, {0}, UNDEF, "gemv_row"},
-	{"gemv_row_vec", F32, F32, UNDEF, 1, 2, {200}, {200, 16}, false, false, 1, {16}, F32, "gemv_row"},
-	{"gemv_col", F32, F32, UNDEF, 2, 2, {26, 97}, {97, 1}, false, false, 1, {1}, F32, "gemv_col"},
-	{"gemv_col_k64", F32, F32, UNDEF, 2, 2, {64, 64}, {64, 1}, false, false, 0, {0}, UNDEF, "gemv_col"},
+	{"gemv_row_vec", F32, F32, UNDEF, 1, 2, {200}, {200, 16}, false, false, 1, {16}, F32, "gemv_row_serial"},
+	{"gemv_col", F32, F32, UNDEF, 2, 2, {26, 97}, {97, 1}, false, false, 1, {1}, F32, "gemv_col_serial"},
+	{"gemv_col_big", F32, F32, UNDEF, 2, 2, {256, 515}, {515, 1}, false, false, 1, {1}, F32, "gemv_col"},
+	{"gemv_col_k64", F32, F32, UNDEF, 2, 2, {64, 64}, {64, 1}, false, false, 0, {0}, UNDEF, "gemv_col_serial"},
 	{"gemv_col_tb", F32, F32, UNDEF, 2, 2, {130, 95}, {1, 95}, false, true, 0, {0}, UNDEF, "gemv_col"},
 	/* K = 31: no group of 32, all of it the tail in order: brgemm's rows are cheaper */
 	{"gemv_col_k31", F32, F32, UNDEF, 2, 2, {130, 31}, {31, 1}, false, false, 0, {0}, UNDEF, "matmul_core"},
-	{"gemv_col_vec", F32, F32, UNDEF, 2, 1, {6, 300}, {300}, false, false, 0, {0}, UNDEF, "gemv_col"},
-	/* no even split of the rows or columns over the threads: the brgemm templates */
-	{"gemv_odd", F32, F32, UNDEF, 2, 2, {13, 97}, {97, 1}, false, false, 0, {0}, UNDEF, "matmul_core"},
+	{"gemv_col_vec", F32, F32, UNDEF, 2, 1, {6, 300}, {300}, false, false, 0, {0}, UNDEF, "gemv_col_serial"},
+	/* small problems: the serial forms (no parallel region to start), also for
+	   rows that do not split evenly over the threads */
+	{"gemv_odd", F32, F32, UNDEF, 2, 2, {13, 97}, {97, 1}, false, false, 0, {0}, UNDEF, "gemv_col_serial"},
 };
 
 /* bf16 and int8 MatMuls. */
@@ -454,6 +458,8 @@ static void test_goldens(void)
 	static const struct hgc_tmpl_rule ksplit[] = {
 		{"use", "MatMul", "matmul_ksplit", {NULL, 0, 0}},
 	};
+	static const struct hgc_tmpl_rule grow[] = {{"use", "MatMul", "gemv_row", {NULL, 0, 0}}};
+	static const struct hgc_tmpl_rule gcol[] = {{"use", "MatMul", "gemv_col", {NULL, 0, 0}}};
 	static const struct mmcase gr = {"y", F32, F32, UNDEF, 2, 2, {1, 5}, {5, 32}, false,
 					 false, 1, {32}, F32, ""};
 	static const struct mmcase gc = {"y", F32, F32, UNDEF, 2, 2, {4, 40}, {40, 1}, false,
@@ -482,10 +488,10 @@ static void test_goldens(void)
 	golden(g, "tmpl_matmul_plain", NULL, 0);
 	g = hgc_graph_new();
 	add_mm(g, &gr);
-	golden(g, "tmpl_gemv_row", NULL, 0);
+	golden(g, "tmpl_gemv_row", grow, 1);
 	g = hgc_graph_new();
 	add_mm(g, &gc);
-	golden(g, "tmpl_gemv_col", NULL, 0);
+	golden(g, "tmpl_gemv_col", gcol, 1);
 }
 
 /* Whether the entry function of module text m stores into a module
@@ -521,7 +527,8 @@ static void test_const_b(void)
 		{2, 2, {13, 97}, {97, 479}, "matmul_core"},
 		{2, 2, {4, 4096}, {4096, 8}, "matmul_ksplit"},
 		{3, 3, {2, 16, 8}, {2, 8, 24}, "matmul_batch_plain"},
-		{2, 2, {1, 97}, {97, 64}, "gemv_row"},
+		{2, 2, {1, 2000}, {2000, 64}, "gemv_row"},
+		{2, 2, {1, 97}, {97, 64}, "gemv_row_serial"},
 	};
 	struct hgc_tmpl_opts o;
 	struct hgc_lower_opts lo;

@@ -62,9 +62,9 @@ spec sq {
 SPEC
 "$HGC" explain "$tmp/rank.hgc" > "$tmp/out3" 2>&1
 ok $? "explain without a use rule exits 0"
-grep -q '^  templates by estimate: gemv_col [0-9.]* us, matmul_plain [0-9.]* us,.*; do not apply: .*gemv_row' "$tmp/out3"
-ok $? "N = 1: the comparison, gemv_col cheapest, the ones that do not apply"
-sed -n '/^spec col/,/^spec sq/p' "$tmp/out3" | grep -q '^  template gemv_col: '
+grep -q '^  templates by estimate: gemv_col_serial [0-9.]* us, gemv_col [0-9.]* us, matmul_plain [0-9.]* us,.*; do not apply: .*gemv_row' "$tmp/out3"
+ok $? "N = 1: the comparison, gemv_col_serial cheapest, the ones that do not apply"
+sed -n '/^spec col/,/^spec sq/p' "$tmp/out3" | grep -q '^  template gemv_col_serial: '
 ok $? "the cheapest is the one explained"
 first=$(sed -n '/^spec sq/,$p' "$tmp/out3" | sed -n 's/^  templates by estimate: \([a-z_]*\) .*/\1/p')
 sed -n '/^spec sq/,$p' "$tmp/out3" | grep -q "^  template $first: "
