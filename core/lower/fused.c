@@ -774,7 +774,8 @@ static int lower_after(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 	    !takes_mb(o, st->last_t, op, st->last_mb))
 		return hgc_tmpl_lower_tunable(cx, op, block, in, out, d);
 	rules = hgc_xcalloc((size_t)n + 1, sizeof(*rules));
-	memcpy(rules, saved, (size_t)n * sizeof(*rules));
+	if (n)
+		memcpy(rules, saved, (size_t)n * sizeof(*rules));
 	snprintf(key, sizeof(key), "%s.MB", st->last_t->name);
 	snprintf(value, sizeof(value), "%lld", (long long)st->last_mb);
 	rules[n] = (struct hgc_tmpl_rule){ .kind = "pin", .key = key, .value = value };
