@@ -11,7 +11,10 @@
  * scores take 64-row blocks, which P x V takes too) at batch 1 and at batch
  * 2 (a batch index split with / and %), and on the numbers against the
  * interpreter: JIT and C backend, with the passes on and with
- * copy_forward, parallel_merge or fusion off.
+ * copy_forward, parallel_merge or fusion off.  The fusion plan's cost
+ * check: the log gives the members' cost unfused beside each anchor's, and
+ * members that cost more at every anchor (512 batches of 4 x 8) follow the
+ * nest.
  */
 #include "t/driver_check.h"
 
@@ -45,7 +48,11 @@ static const char src[] =
 	"  const scale : f32[] = [0.25];\n"
 	"  s = MatMul(q, kt); ss = Multiply(s, scale); sm = Add(ss, mask);\n"
 	"  p = SoftMax(sm, axis = -1); y = MatMul(p, v); output y;\n"
-	"  expect { rtol = 1e-4; atol = 1e-5; } }\n";
+	"  expect { rtol = 1e-4; atol = 1e-5; } }\n"
+	"spec tiny {\n"
+	"  input a : f32[512, 4, 8] = uniform(lo = -1, hi = 1, seed = 13);\n"
+	"  input b : f32[512, 8, 8] = uniform(lo = -1, hi = 1, seed = 14);\n"
+	"  h = MatMul(a, b); y = ReLU(h); output y; }\n";
 
 /* Count the occurrences of needle in hay. */
 static int count(const char *hay, const char *needle)
@@ -185,8 +192,14 @@ int main(void)
 	hgc_program_init(&p);
 	if (hgc_program_load_string(&p, "att.hgc", src, &d) < 0)
 		diag("%s", hgc_diag_text(&d));
-	is_int((int)p.specs.len, 3, "the attention specs load");
-	for (size_t i = 0; i < p.specs.len; i++) {
+	is_int((int)p.specs.len, 4, "the specs load");
+	ok(log_has(HGC_PROGRAM_SPEC(&p, 0), " cost=16640) unfused(cost=129024); post-ops at post_"),
+	   "the log gives the members' cost unfused beside the anchors'");
+	ok(log_has(HGC_PROGRAM_SPEC(&p, 3), "post_row(ws=32 calls=512 cost=32768) "
+		   "unfused(cost=18432: cheaper than every anchor); post-ops at the end: ReLU"),
+	   "512 batches of 4 x 8: a ReLU per anchor call costs more than a pass after the nest");
+	run(HGC_PROGRAM_SPEC(&p, 3), HGC_DRIVER_JIT, NULL);
+	for (size_t i = 0; i < 3; i++) {
 		const struct hgc_spec *sp = HGC_PROGRAM_SPEC(&p, i);
 		static const long scores[] = { 4L * 64 * 64, 6L * 64 * 64, 2L * 512 * 512 };
 

@@ -22,6 +22,7 @@
 #define CALL_COST 64		/* an anchor invocation, in element accesses */
 #define ROWS_BYTES (128 << 10)	/* a block of rows of a fused reduction, at most (L2) */
 #define ROW_MIN 64		/* elements a row needs for the members to go row by row */
+#define L2_BYTES (512 << 10)	/* a result larger than this comes from memory */
 
 /* Whether the rules switch pass name off. */
 bool hgc_fused_pass_off(const struct hgc_tmpl_rule *r, int n, const char *name)
@@ -286,6 +287,20 @@ static int64_t anchor_cost(struct hgc_tmpl_env *e, int i, int nt, int64_t *ws, i
 	return *calls * CALL_COST + (*ws * 4 * nt > L1_BYTES ? *ws * *calls : 0);
 }
 
+/*
+ * What the members cost as ops of their own after the nest, in the units of
+ * anchor_cost: each is a pass over the whole result (numel elements: the
+ * reload a slice leaving L1 costs at an anchor, twice that from memory when
+ * the result is larger than L2) and a parallel loop's fork and join (32
+ * calls).  When no anchor is cheaper, the members follow the nest.
+ */
+static int64_t unfused_cost(const struct hgc_fused_op *fo, int64_t numel)
+{
+	int64_t pass = numel * 4 > L2_BYTES ? 2 * numel : numel;
+
+	return fo->nmembers * (pass + 32 * CALL_COST);
+}
+
 /* The view of graph tensor t for a member: a slice on box bx (broadcast
    dims of size 1 stay whole), or the whole view without a box. */
 static struct hgc_lower_view member_view(struct hgc_lower_ctx *cx, const struct hgc_tensor *t,
@@ -513,7 +528,10 @@ static int pick(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
 				best = i, bcost = cost, *bx = cand;
 		}
 	}
-	return best;
+	cost = unfused_cost(fo, numel);
+	fprintf(log, " unfused(cost=%lld%s)", (long long)cost,
+		best >= 0 && bcost >= cost ? ": cheaper than every anchor" : "");
+	return best >= 0 && bcost >= cost ? -1 : best;
 }
 
 /* Whether a loop step is 1 (NULL: 1). */
