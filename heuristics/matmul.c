@@ -88,16 +88,17 @@ static void batch(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 }
 
 /*
- * gemv_row (templates/gemv.tmpl): each thread's NSN blocks of NB columns,
- * every k a vector load of B, and an accumulator vector loaded, updated and
- * stored: one store per vector and k (Zen: one vector store per cycle).
+ * gemv_row (templates/gemv.tmpl): each thread's NSN blocks of NB columns;
+ * every 4 k, per vector of the accumulator, 4 loads of B, its load and
+ * store, 4 multiplies and 4 adds: about 2.5 cycles (two vector loads per
+ * cycle), 0.625 per vector and k.
  */
 static void gemv_row(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 		     struct hgc_heur_est *o)
 {
 	int64_t M = V(M), N = V(N), K = V(K), NB = V(NB), nsn = V(NSN), T = V(NPN);
 	int64_t vecs = cdiv(NB, cx->mc->vlen);
-	double cyc = (double)nsn * ((double)K * (double)vecs + 2.0 * (double)vecs + 20);
+	double cyc = (double)nsn * ((double)K * (double)vecs * 0.625 + 2.0 * (double)vecs + 20);
 
 	o->working_set = NB * 4 + K * NB * cx->esize[1];
 	o->pack_ns = hgc_heur_pack_layouts(cx, e, T);

@@ -191,7 +191,7 @@ static const struct mmcase f32_cases[] = {
 	{"ksplit", F32, F32, UNDEF, 2, 2, {4, 4096}, {4096, 8}, false, false, 1, {8}, F32, "matmul_ksplit"},
 	/* one row of A or one column of B: the matrix-vector templates (gemv.tmpl),
 	   on the threads when the work pays for the parallel region */
-	{"gemv_row", F32, F32, UNDEF, 2, 2, {1, 2000}, {2000, 64}, false, false, 1, {64}, F32, "gemv_row"},
+	{"gemv_row", F32, F32, UNDEF, 2, 2, {1, 4000}, {4000, 64}, false, false, 1, {64}, F32, "gemv_row"},
 	{"gemv_row_small", F32, F32, UNDEF, 2, 2, {1, 97}, {97, 64}, false, false, 1, {64}, F32, "gemv_row_serial"},
 	{"gemv_row_k1", F32, F32, UNDEF, 2, 2, {1, 1}, {1, 48}, false, false, 0, {0}, UNDEF, "gemv_row_serial"},
 	{"gemv_row_ta", F32, F32, UNDEF, 2, 2, {333, 1}, {333, 32}, true, false, 0, {0}, UNDEF, "gemv_row"},
@@ -527,7 +527,7 @@ static void test_const_b(void)
 		{2, 2, {13, 97}, {97, 479}, "matmul_core"},
 		{2, 2, {4, 4096}, {4096, 8}, "matmul_ksplit"},
 		{3, 3, {2, 16, 8}, {2, 8, 24}, "matmul_batch_plain"},
-		{2, 2, {1, 2000}, {2000, 64}, "gemv_row"},
+		{2, 2, {1, 4000}, {4000, 64}, "gemv_row"},
 		{2, 2, {1, 97}, {97, 64}, "gemv_row_serial"},
 	};
 	struct hgc_tmpl_opts o;
