@@ -107,16 +107,17 @@ static void gemv_row(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e
 }
 
 /*
- * gemv_col: each thread's MSN blocks of MB rows; per row K / 32 groups of
- * four partial-sum vectors (one store each), the pairwise sum of the 32
- * (a chain of five adds, about 25 cycles), and the K % 32 tail through C
- * in memory (a load, an add and a store each, about 6 cycles).
+ * gemv_col: each thread's MSN blocks of MB rows; per row and 64 k values
+ * 20 vector loads (A, x and the four partial sums: about 10 cycles at two
+ * a cycle), a lone group of 32 about 6, the pairwise sum of the 32 (a
+ * chain of five adds, about 25 cycles), and the K % 32 tail through C in
+ * memory (a load, an add and a store each, about 6 cycles).
  */
 static void gemv_col(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 		     struct hgc_heur_est *o)
 {
 	int64_t M = V(M), N = V(N), K = V(K), MB = V(MB), msn = V(MSN), T = V(MPN);
-	double row = (double)(K / 32) * 4 + 25 + (double)(K % 32) * 6;
+	double row = (double)(K / 64) * 10 + (double)(K / 32 % 2) * 6 + 25 + (double)(K % 32) * 6;
 	double cyc = (double)(msn * MB) * (row + 4) + (double)msn * 20;
 
 	o->working_set = MB * 32 * 4 + K * cx->esize[1];
