@@ -364,16 +364,17 @@ static int padded(const struct hgc_tmpl_layout *l, int d, int64_t n)
 	return lo < 0 ? 2 : hi >= n ? 1 : 0;
 }
 
-/* if (every padded canonical index is inside the operand): the guarded block. */
+/* if (every padded canonical index, or with all every one, is inside the
+   operand): the guarded block. */
 static struct hgc_tir_stmt *guard(struct hgc_tmpl_build *b, struct hgc_tir_stmt *block,
 				  const struct hgc_tmpl_layout *l, int rank, const int64_t *dims,
-				  struct hgc_tir_var *const *c)
+				  struct hgc_tir_var *const *c, bool all)
 {
 	struct hgc_tir_expr *cond = NULL, *t;
 	int d, p;
 
 	for (d = 0; d < rank; d++) {
-		if (!(p = padded(l, d, dims[d])))
+		if (!(p = padded(l, d, dims[d])) && !all)
 			continue;
 		t = hgc_tmpl_bin(b, HGC_TIR_LT, lw_v(b->cx, c[d]), hgc_tmpl_k(b, dims[d]));
 		if (p == 2)
@@ -456,7 +457,7 @@ static int pack_phys(struct hgc_tmpl_build *b, struct hgc_lower_ctx *cx,
 	for (j = 0; j < rank; j++)
 		if (padded(l, j, bind->dims[i][j]))
 			c[j] = lw_hold(cx, body, "c", canonical(b, l, j, p));
-	body = guard(b, body, l, rank, bind->dims[i], c);
+	body = guard(b, body, l, rank, bind->dims[i], c, false);
 	body = inner_loops(cx, body, l, depth, p);
 	for (j = 0; j < rank; j++)
 		if (!padded(l, j, bind->dims[i][j]))
@@ -507,10 +508,12 @@ static void store_out(struct hgc_tmpl_build *b, const struct hgc_tmpl_bind *bind
 	lw_store(cx, out, body, gi, v, kind);
 }
 
-/* Write the result back over slice s of its buffer (loops over its ranges). */
+/* Write the result back over slice s of its buffer (loops over its ranges);
+   every dim guarded when the slices overhang the buffer (overhang). */
 static void writeback(struct hgc_tmpl_build *b, const struct hgc_tmpl_bind *bind,
 		      struct hgc_tir_stmt *block, const struct hgc_tmpl_slice *s, bool in_par,
-		      struct hgc_lower_view *const *in, const struct hgc_lower_view *out)
+		      bool overhang, struct hgc_lower_view *const *in,
+		      const struct hgc_lower_view *out)
 {
 	struct hgc_lower_ctx *cx = b->cx;
 	const struct hgc_tmpl_layout *l = &b->layout[b->t->ninputs];
@@ -539,7 +542,7 @@ static void writeback(struct hgc_tmpl_build *b, const struct hgc_tmpl_bind *bind
 	}
 	for (j = 0; j < rank; j++)
 		c[j] = lw_hold(cx, body, "c", canonical(b, l, j, p));
-	body = guard(b, body, l, rank, bind->dims[r], c);
+	body = guard(b, body, l, rank, bind->dims[r], c, overhang);
 	for (j = 0; j < s->n; j++)
 		idx[j] = lw_v(cx, p[j]);
 	x = hgc_tir_load(cx->m, b->buf[r], s->n, idx);
@@ -564,6 +567,23 @@ static int pick_anchor(struct hgc_tmpl_build *b)
 			pick = i, best = ws;
 	}
 	return pick;
+}
+
+/* Whether anchor i's slices do not tile the result's buffer exactly (working
+   set x calls differs from its size): a thread's share of blocks may then
+   run past the last block (NPN above the blocks or not dividing them), and
+   the write-back there must skip what lies outside the result. */
+static bool overhangs(struct hgc_tmpl_build *b, int i)
+{
+	const struct hgc_tmpl_layout *l = &b->layout[b->t->ninputs];
+	struct hgc_tmpl_env e = b->env;
+	int64_t size = 1;
+	int j;
+
+	for (j = 0; j < l->nphys; j++)
+		size *= l->phys[j].extent;
+	return b->t->cost(&e, i, HGC_TMPL_COST_WORKING_SET) *
+		       b->t->cost(&e, i, HGC_TMPL_COST_CALLS) != size;
 }
 
 /* Remove the empty blocks of anchors nothing was inserted at. */
@@ -642,12 +662,13 @@ int hgc_tmpl_instantiate(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
 	} else if (inst->writeback >= 0) {
 		struct hgc_tmpl_point *p = &b.points[inst->writeback];
 
-		writeback(&b, bind, p->block, &p->slice, p->in_parallel, in, out);
+		writeback(&b, bind, p->block, &p->slice, p->in_parallel,
+			  overhangs(&b, inst->writeback), in, out);
 	} else {
 		hgc_tmpl_slice(&b, &all, b.buf[r], r, b.buf[r]->ndims, (struct hgc_loc){NULL, 0, 0});
 		for (i = 0; i < all.n; i++)
 			hgc_tmpl_all(&b, &all, i);
-		writeback(&b, bind, b.block, &all, false, in, out);
+		writeback(&b, bind, b.block, &all, false, false, in, out);
 	}
 	inst->env = b.env;
 	inst->points = b.points;
