@@ -134,6 +134,8 @@ static void test_tir(const struct hgc_spec *sp, long scores)
 	   "%s: the scores are a slice of the iteration's rows, defined in the loop (%ld of %ld)",
 	   sp->name, n, scores);
 	ok(strstr(s, "= &q[") && !strstr(s, "= q["), "%s: Q is read in place, not copied", sp->name);
+	ok(strstr(s, "= &v[") && !strstr(s, "= v["),
+	   "%s: V is read in place (P x V takes NB = N: its packing is V's order)", sp->name);
 	ok(strstr(s, "= &s[") != NULL, "%s: P x V reads the scores in place", sp->name);
 	ok(strstr(s, "], &s[") && strstr(s, "], &y[") && !strstr(s, "tensor C"),
 	   "%s: both brgemms write their results in place (no write-back copy)", sp->name);
@@ -204,7 +206,7 @@ int main(void)
 		static const long scores[] = { 4L * 64 * 64, 6L * 64 * 64, 2L * 512 * 512 };
 
 		test_tir(sp, scores[i]);
-		ok(log_has(sp, "y: MB = 64 as s's rows (coarse-grained merge)"),
+		ok(log_has(sp, "y: MB = 64 as s's rows (coarse-grained merge), NB = N"),
 		   "%s: P x V takes the scores' row blocks", sp->name);
 		run(sp, HGC_DRIVER_JIT, NULL);
 		run(sp, HGC_DRIVER_C, NULL);

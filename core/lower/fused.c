@@ -754,19 +754,33 @@ static int first(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct hgc_d
 	return 0;
 }
 
-/* Whether op, bound to template t, takes MB = mb (a pin the config does not set). */
+/* Whether op, bound to template t, takes MB = mb (a pin the config does not set),
+   and NB = *nb (else *nb becomes 0: no NB pin). */
 static bool takes_mb(struct hgc_tmpl_opts *o, const struct hgc_tmpl *t, const struct hgc_op *op,
-		     int64_t mb)
+		     int64_t mb, int64_t *nb)
 {
+	struct hgc_tmpl_pin pins[32];
 	struct hgc_tmpl_bind bind;
 	struct hgc_tmpl_env env;
 	struct hgc_diag tmp;
-	int rc;
+	int rc, snb = hgc_tmpl_sym(t, "NB"), n;
 
 	if (hgc_tmpl_used(o, op) && hgc_tmpl_used(o, op) != t)
 		return false;
+	n = hgc_tmpl_pins_of(o, t, pins, 32);
+	for (int i = 0; i < n; i++)
+		if (pins[i].sym == snb)
+			*nb = 0;
 	hgc_diag_init(&tmp);
 	rc = choose(o, t, op, false, mb, &bind, &env, &tmp);
+	if (rc > 0 && *nb > 0 && snb >= 0) {
+		struct hgc_tmpl_pin two[2] = { { .sym = hgc_tmpl_sym(t, "MB"), .value = mb },
+					       { .sym = snb, .value = *nb } };
+		struct hgc_tmpl_env e2;
+
+		if (n || hgc_tmpl_choose(&bind, two, 2, &e2, &tmp) < 0)
+			*nb = 0;
+	}
 	hgc_diag_release(&tmp);
 	return rc > 0 && env.v[hgc_tmpl_sym(t, "MB")] == mb;
 }
@@ -776,7 +790,9 @@ static bool takes_mb(struct hgc_tmpl_opts *o, const struct hgc_tmpl *t, const st
  * scores x V after QK^T and softmax) through the templates, with that op's
  * MB pinned when its template takes it, so that both parallel loops run over
  * the same (batch, row block) ranges and merge (the rows of the scores one
- * iteration writes are the rows the next one reads).
+ * iteration writes are the rows the next one reads); and NB = N when N fits
+ * one block, so that the packed B is B's own order, which copy_forward then
+ * reads in place (V of [S, 64]).
  */
 static int lower_after(struct hgc_lower_ctx *cx, struct fstate *st, const struct hgc_op *op,
 		       struct hgc_tir_stmt *block, struct hgc_lower_view *const *in,
@@ -784,24 +800,32 @@ static int lower_after(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 {
 	struct hgc_tmpl_opts *o = st->o;
 	const struct hgc_tmpl_rule *saved = o->rules;
+	const struct hgc_tensor *r = op->out[0];
 	struct hgc_tmpl_rule *rules;
-	char key[160], value[32], line[256];
+	char key[2][160], value[2][32], line[256];
 	int n = o->nrules, rc;
+	int64_t nb = r->ndims ? r->dims[r->ndims - 1] : 0;
 
+	if (nb > 64)
+		nb = 0;		/* one block of N columns: B's packing is its own order */
 	if (!st->last || !st->last_t || op->kind != st->last_t->op || o->off ||
-	    !takes_mb(o, st->last_t, op, st->last_mb))
+	    !takes_mb(o, st->last_t, op, st->last_mb, &nb))
 		return hgc_tmpl_lower_tunable(cx, op, block, in, out, d);
-	rules = hgc_xcalloc((size_t)n + 1, sizeof(*rules));
+	rules = hgc_xcalloc((size_t)n + 2, sizeof(*rules));
 	if (n)
 		memcpy(rules, saved, (size_t)n * sizeof(*rules));
-	snprintf(key, sizeof(key), "%s.MB", st->last_t->name);
-	snprintf(value, sizeof(value), "%lld", (long long)st->last_mb);
-	rules[n] = (struct hgc_tmpl_rule){ .kind = "pin", .key = key, .value = value };
+	snprintf(key[0], sizeof(key[0]), "%s.MB", st->last_t->name);
+	snprintf(value[0], sizeof(value[0]), "%lld", (long long)st->last_mb);
+	snprintf(key[1], sizeof(key[1]), "%s.NB", st->last_t->name);
+	snprintf(value[1], sizeof(value[1]), "%lld", (long long)nb);
+	rules[n] = (struct hgc_tmpl_rule){ .kind = "pin", .key = key[0], .value = value[0] };
+	rules[n + 1] = (struct hgc_tmpl_rule){ .kind = "pin", .key = key[1], .value = value[1] };
 	o->rules = rules;
-	o->nrules = n + 1;
-	snprintf(line, sizeof(line), "%s: MB = %lld as %s's rows (coarse-grained merge)",
-		 op->out[0]->name ? op->out[0]->name : "MatMul", (long long)st->last_mb,
-		 st->last_name ? st->last_name : "the previous op");
+	o->nrules = n + 1 + (nb > 0);
+	snprintf(line, sizeof(line), "%s: MB = %lld as %s's rows (coarse-grained merge)%s",
+		 r->name ? r->name : "MatMul", (long long)st->last_mb,
+		 st->last_name ? st->last_name : "the previous op",
+		 nb > 0 ? ", NB = N (B packed in its own order)" : "");
 	hgc_fused_log(o, line);
 	rc = hgc_tmpl_lower_tunable(cx, op, block, in, out, d);
 	o->rules = saved;

@@ -10,8 +10,10 @@
  * batch), and the nest and T's definition go.  The nest must do nothing
  * else (lets aside), its loops must run over T's dims exactly (0 to the
  * extent, step 1, each loop variable T's index in one dim), and it must not
- * stand inside another loop.  A slice address may span several elements of
- * a dim of T only if that dim is one dim of P.
+ * stand inside another loop.  T's and P's dims split into blocks of equal
+ * products (a T dim of several P dims: a folded batch; several T dims of
+ * one P dim: a B operand blocked in its own order, [K / KB, KB] of K); a
+ * slice address must span one run in each block.
  *
  * The result side is the same in reverse: a temporary C that one brgemm
  * writes (accumulate false), whose slice the statement right after the call
@@ -37,7 +39,9 @@ struct fwd {
 	struct hgc_tp_vars v;
 	struct hgc_tir_tensor *t, *p;
 	struct hgc_tir_stmt *top, *store;
-	int lo[MAXD], hi[MAXD];	/* T dim d spans P dims [lo, hi) */
+	int lo[MAXD], hi[MAXD];	/* refold: the dim pair at lo[0] */
+	int nblk;		/* runs of T dims and of P dims with equal products: */
+	int tlo[MAXD], thi[MAXD], plo[MAXD], phi[MAXD];	/* T [tlo, thi) is P [plo, phi) */
 };
 
 /* Row-major strides of tensor t (constant dims); false if a dim is not constant. */
@@ -56,28 +60,68 @@ static bool strides(const struct hgc_tir_tensor *t, int64_t *st)
 	return true;
 }
 
-/* Group P's dims under T's, from the last: each group's product is T's dim; leading
-   P dims left over must be 1 (they join group 0). */
+/* Split T's and P's dims into blocks, from the last: each the fewest trailing
+   dims of both whose products are equal (a T dim of several P dims: a folded
+   batch; several T dims of one P dim: a blocked copy in P's order). */
 static bool group_dims(struct fwd *w)
 {
-	int j = w->p->ndims;
+	int d = w->t->ndims, j = w->p->ndims;
 
-	for (int d = w->t->ndims - 1; d >= 0; d--) {
-		int64_t want = hgc_tir_tensor_dim(w->t, d), prod = 1;
+	w->nblk = 0;
+	while (d > 0 || j > 0) {
+		int b = w->nblk++;
+		int64_t pt = 1, pp = 1;
 
-		w->hi[d] = j;
-		while (prod < want && j > 0)
-			prod *= hgc_tir_tensor_dim(w->p, --j);
-		if (prod != want)
-			return false;
-		w->lo[d] = j;
+		w->thi[b] = d;
+		w->phi[b] = j;
+		if (d > 0)
+			pt *= hgc_tir_tensor_dim(w->t, --d);
+		if (j > 0)
+			pp *= hgc_tir_tensor_dim(w->p, --j);
+		while (pt != pp) {
+			if (pt < pp && d > 0)
+				pt *= hgc_tir_tensor_dim(w->t, --d);
+			else if (pp < pt && j > 0)
+				pp *= hgc_tir_tensor_dim(w->p, --j);
+			else
+				return false;
+		}
+		w->tlo[b] = d;
+		w->plo[b] = j;
 	}
-	for (; j > 0; j--)
-		if (hgc_tir_tensor_dim(w->p, j - 1) != 1)
-			return false;
-	if (w->t->ndims)
-		w->lo[0] = 0;
 	return true;
+}
+
+/* The elements a slice with extents ext spans in block b, one run in memory (the
+   dims after the first it spans are whole): that count, or -1. */
+static int64_t block_span(const struct fwd *w, int b, const int64_t *ext)
+{
+	int64_t span = 1;
+	bool spans = false;
+
+	for (int d = w->tlo[b]; ext && d < w->thi[b]; d++) {
+		if (spans && ext[d] != hgc_tir_tensor_dim(w->t, d))
+			return -1;
+		spans |= ext[d] > 1;
+		if (spans)
+			span *= ext[d];
+	}
+	return span;
+}
+
+/* The extents on P's dims of block b for a run of span elements: whole trailing dims,
+   then one partial; false when span does not split that way. */
+static bool p_extents(const struct fwd *w, int b, int64_t span, int64_t *ext)
+{
+	for (int j = w->phi[b] - 1; j >= w->plo[b]; j--) {
+		int64_t n = hgc_tir_tensor_dim(w->p, j);
+
+		ext[j] = span >= n ? n : span;
+		if (span >= n && span % n)
+			return false;
+		span = span >= n ? span / n : 1;
+	}
+	return span == 1;
 }
 
 /* Whether s is a nest of loops and blocks holding only lets and the one store. */
@@ -264,20 +308,17 @@ static bool same_position(struct fwd *w, const struct hgc_tp_access *st)
 	return same_lin(w, st->idx, val->ops);
 }
 
-/* Whether access a of T maps onto P: a slice spans more than one element of a dim
-   of T only where that dim is one dim of P (unit dims aside). */
+/* Whether access a of T maps onto P: in each block, what a slice spans is one run
+   that P's dims of the block split into whole dims and one partial. */
 static bool maps(const struct fwd *w, const struct hgc_tp_access *a)
 {
+	int64_t ext[MAXD], span;
+
 	if (a->n != w->t->ndims)
 		return false;
-	for (int d = 0; d < a->n; d++) {
-		int big = 0;
-
-		for (int j = w->lo[d]; j < w->hi[d]; j++)
-			big += hgc_tir_tensor_dim(w->p, j) > 1;
-		if (a->ext && a->ext[d] > 1 && big > 1)
+	for (int b = 0; b < w->nblk; b++)
+		if ((span = block_span(w, b, a->ext)) < 0 || !p_extents(w, b, span, ext))
 			return false;
-	}
 	return true;
 }
 
@@ -371,33 +412,41 @@ static bool candidate(struct fwd *w, struct hgc_tir_tensor *t)
 
 static bool out_candidate(struct fwd *w, struct hgc_tir_tensor *t);
 
-/* Mutator: T's loads and addresses as P's; the nest and T's definition deleted. */
+/* Mutator: T's loads and addresses as P's; per block, T's indices make one linear
+   index there, split over P's dims with / and %. */
 static struct hgc_tir_expr *to_p(struct hgc_tir_mutator *mu, struct hgc_tir_expr *e)
 {
 	struct fwd *w = mu->ctx;
-	struct hgc_tir_expr *idx[MAXD], *x;
+	struct hgc_tir_expr *idx[MAXD], *lin, *x;
 	int64_t ext[MAXD];
 
 	if ((e->kind != HGC_TIR_E_LOAD && e->kind != HGC_TIR_E_ADDR) || e->u.tensor != w->t)
 		return e;
-	for (int d = 0; d < w->t->ndims; d++) {
-		int64_t inner = 1;
+	for (int b = 0; b < w->nblk; b++) {
+		int64_t stride = 1, inner = 1, all = 1;
 
-		for (int j = w->hi[d] - 1; j >= w->lo[d]; j--) {
+		lin = NULL;
+		for (int d = w->thi[b] - 1; d >= w->tlo[b]; d--) {
+			x = hgc_tir_expr_copy(mu->m, e->ops[d]);
+			if (stride > 1)
+				x = hgc_tir_mul(mu->m, x, hgc_tir_idx(mu->m, stride));
+			lin = lin ? hgc_tir_add(mu->m, x, lin) : x;
+			stride *= hgc_tir_tensor_dim(w->t, d);
+		}
+		all = stride;
+		p_extents(w, b, e->kind == HGC_TIR_E_ADDR ? block_span(w, b, e->extents) : 1, ext);
+		for (int j = w->phi[b] - 1; j >= w->plo[b]; j--) {
 			int64_t n = hgc_tir_tensor_dim(w->p, j);
 
-			ext[j] = 1;
-			if (n == 1) {
+			if (n == 1 || !lin) {
 				idx[j] = hgc_tir_idx(mu->m, 0);
 				continue;
 			}
-			x = hgc_tir_expr_copy(mu->m, e->ops[d]);
+			x = hgc_tir_expr_copy(mu->m, lin);
 			if (inner > 1)
 				x = hgc_tir_binary(mu->m, HGC_TIR_DIV, x, hgc_tir_idx(mu->m, inner));
-			if (inner * n < hgc_tir_tensor_dim(w->t, d))
+			if (inner * n < all)
 				x = hgc_tir_binary(mu->m, HGC_TIR_MOD, x, hgc_tir_idx(mu->m, n));
-			else if (e->kind == HGC_TIR_E_ADDR && e->extents)
-				ext[j] = e->extents[d];
 			idx[j] = x;
 			inner *= n;
 		}
