@@ -13,7 +13,8 @@
  * AVX2: with any s8 B (widened to s16 pairs) and with B in [-64, 64]
  * (vpmaddubsw, unwidened), each also on 128x16x256 bs4, the calls of the
  * 1024^3 int8 MatMul.  The load average is printed before and after.
- * Usage: ukernel [repetitions]
+ * The f32 calls of ResNet-50's convolutions run first, at AVX2.
+ * Usage: ukernel [repetitions] [conv]  (conv: those calls only)
  */
 #include <immintrin.h>
 #include <sched.h>
@@ -428,6 +429,27 @@ static void bench_narrow_int8(int reps)
 	narrow_b = 0;
 }
 
+/*
+ * The f32 calls ResNet-50's convolutions make (conv_direct, mb 4, one
+ * thread; shapes read from the calls with gdb): a row of OWB output pixels
+ * by a 16-channel OC block, one 16-channel IC block per batch element, the
+ * 3x3 taps as the batch (res2a/res3a 28, res4a 14, res5a 7 pixels); the
+ * 1x1 convolutions' 4 IC blocks of 64 (M 7 at res5); conv1's 49 taps of 3
+ * channels.  Dense leading dimensions here; beta 0.
+ */
+static void bench_conv_calls(int reps)
+{
+	static const int64_t shapes[][4] = {
+		{28, 16, 16, 9}, {14, 16, 16, 9}, {7, 16, 16, 9}, {7, 16, 64, 4},
+		{28, 16, 64, 4}, {28, 16, 3, 49}, {3, 16, 256, 4},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+		bench_shape(HGC_RT_F32, shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3],
+			    reps);
+}
+
 /* The median and the fastest of reps timings of r's calls, per call. */
 static void call_cost(struct run *r, int reps, double *med, double *best)
 {
@@ -495,6 +517,7 @@ static void pin_thread(void)
 int main(int argc, char **argv)
 {
 	int reps = argc > 1 ? atoi(argv[1]) : 51, k;
+	int conv_only = argc > 2 && !strcmp(argv[2], "conv");
 	enum hgc_isa best = hgc_rt_best_isa(hgc_rt_cpu()), isa;
 
 	if (reps < 3)
@@ -504,6 +527,15 @@ int main(int argc, char **argv)
 	measure_peaks(reps);
 	printf("\n%-8s %-14s %-20s %9s %7s %6s  %s\n", "kernel", "isa", "MxNxK batch",
 	       "G(FL)OP/s", "of peak", "best", "peak instruction");
+	if (best >= HGC_ISA_AVX2) {
+		hgc_rt_set_isa(HGC_ISA_AVX2);
+		bench_conv_calls(reps);
+		hgc_rt_set_isa(best);
+	}
+	if (conv_only) {
+		print_load("after");
+		return 0;
+	}
 	for (isa = best; (int)isa >= (int)HGC_ISA_AVX2; isa--) {
 		hgc_rt_set_isa(isa);
 		bench_kinds(reps);

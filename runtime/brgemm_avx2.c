@@ -105,6 +105,15 @@ VINLINE vreg vdpbusd_ubs(vreg acc, vreg a, vreg b)
 	return _mm256_add_epi32(acc, _mm256_madd_epi16(t, _mm256_set1_epi16(1)));
 }
 
+/* a + b in f32 (tile_dual's two accumulator sets). */
+VINLINE vreg vaddf(vreg a, vreg b)
+{
+	return _mm256_castps_si256(_mm256_add_ps(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b)));
+}
+
+/* Tiles of fewer than 8 accumulators keep two sets, for even and odd k (brgemm_tile.inc). */
+#define TILE_DUAL 1
+
 /* Every row count below the full tile, so that rows split evenly (row_split). */
 #define TILE_EDGES(m) E##m
 /* The k loops unrolled by 4 (brgemm_tile.inc, tile_steps). */

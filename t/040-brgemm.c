@@ -15,6 +15,41 @@
 
 static const char *const kind_name[HGC_RT_NKIND] = {"f32", "u8s8s32", "bf16"};
 
+/*
+ * The row tiles of 1 to 8 rows in every column shape (one or two vectors,
+ * full or masked, 8x1 edge tiles too): AVX2 gives the f32 tiles of fewer
+ * than 8 accumulators two accumulator sets (even and odd k), so odd and
+ * even K, and the conv calls' shapes (K 16, bs 9, beta 1).
+ */
+static void test_short_rows(const char *isa)
+{
+	static const int64_t ns[] = {8, 12, 16, 20, 24, 40}, ks[] = {1, 2, 15, 16};
+	char err[400] = "", e[200];
+	int k, m, ni, ki, fails, i;
+
+	for (k = 0; k < HGC_RT_NKIND; k++) {
+		if (k == HGC_RT_U8S8)
+			continue;
+		fails = i = 0;
+		for (m = 1; m <= 8; m++)
+			for (ni = 0; ni < 6; ni++)
+				for (ki = 0; ki < 4; ki++, i++) {
+					int64_t K = k == HGC_RT_BF16 ? ks[ki] * 2 : ks[ki];
+					struct bcase c = {(enum hgc_rt_kind)k, m, ns[ni], K,
+							  i % 3 ? 9 : 1, i % 2, i % 5 ? 0 : 3,
+							  i % 4 ? FORM_ARRAY : FORM_STRD,
+							  (uint32_t)(i + 99)};
+
+					if (run_case(&c, NULL, e, sizeof(e)) && !fails++)
+						snprintf(err, sizeof(err), "M=%d N=%lld K=%lld: %s", m,
+							 (long long)ns[ni], (long long)K, e);
+				}
+		if (!ok(fails == 0, "%s %s: 1-8 rows by 8-40 columns, K odd and even, bs 1 and 9",
+			isa, kind_name[k]))
+			diag("%d failed; first: %s", fails, err);
+	}
+}
+
 /* The shape sweep of each kind at the ISA in use. */
 static void test_sweep(const char *isa)
 {
@@ -353,6 +388,7 @@ int main(int argc, char **argv)
 		}
 		is_int(hgc_rt_set_isa(isa), isa, "%s: set_isa", name);
 		test_sweep(name);
+		test_short_rows(name);
 		test_int8_extremes(name);
 		test_int8_small_b(name);
 		test_long_batch(name);
