@@ -18,6 +18,7 @@
 
 #include "dsl/template.h"
 #include "t/tap.h"
+#include "t/tmpl_check.h"
 
 #define DIR_ "t/tmpl"
 
@@ -48,52 +49,6 @@ static char **list(const char *dir, const char *ext, int *n)
 	return names;
 }
 
-/* Load a template file; the number of checked templates, -1 on errors (d). */
-static int load(const char *path, struct hgc_diag *d)
-{
-	struct hgc_program p;
-	struct hgc_vec v;
-	size_t i;
-	int rc;
-
-	hgc_program_init(&p);
-	hgc_vec_init(&v, sizeof(struct hgc_tmpl_sem *));
-	rc = hgc_dsl_load_templates(&p, path, &v, d);
-	if (rc == 0)
-		rc = (int)v.len;
-	for (i = 0; i < v.len; i++)
-		hgc_tsem_free(HGC_VEC_AT(&v, struct hgc_tmpl_sem *, i));
-	hgc_vec_release(&v);
-	hgc_program_release(&p);
-	return rc;
-}
-
-/* One malformed template against its .err file. */
-static void run_case(const char *name)
-{
-	char path[512], err[512];
-	struct hgc_diag d, scratch;
-	char *want;
-	FILE *f;
-	int rc;
-
-	snprintf(path, sizeof(path), DIR_ "/%s", name);
-	snprintf(err, sizeof(err), DIR_ "/%.*s.err", (int)strlen(name) - 5, name);
-	hgc_diag_init(&d);
-	rc = load(path, &d);
-	if (getenv("HGC_UPDATE_GOLDEN") && (f = fopen(err, "w"))) {
-		fputs(hgc_diag_text(&d), f);
-		fclose(f);
-	}
-	hgc_diag_init(&scratch);
-	want = hgc_read_file(err, NULL, &scratch);
-	hgc_diag_release(&scratch);
-	ok(rc == -1 && d.nerr > 0, "%s: fails", name);
-	is_str(hgc_diag_text(&d), want ? want : "(no .err file)", "%s: diagnostics", name);
-	free(want);
-	hgc_diag_release(&d);
-}
-
 /* The shipped templates check clean. */
 static void test_shipped(void)
 {
@@ -106,7 +61,7 @@ static void test_shipped(void)
 	for (i = 0; i < n; i++) {
 		hgc_diag_init(&d);
 		snprintf(path, sizeof(path), "templates/%s", names[i]);
-		total += load(path, &d);
+		total += tc_load(path, &d);
 		is_str(hgc_diag_text(&d), "", "%s checks clean", path);
 		hgc_diag_release(&d);
 		free(names[i]);
@@ -319,7 +274,7 @@ int main(int argc, char **argv)
 	names = list(DIR_, ".tmpl", &n);
 	ok(n >= 20, "at least 20 malformed templates in " DIR_ " (%d)", n);
 	for (i = 0; i < n; i++) {
-		run_case(names[i]);
+		tc_bad_case(DIR_, names[i]);
 		free(names[i]);
 	}
 	free(names);

@@ -32,25 +32,11 @@ static struct hgc_driver_opts opts_for(enum hgc_driver_backend b)
 static void run_spec(const struct hgc_spec *sp, enum hgc_driver_backend b)
 {
 	struct hgc_driver_opts o = opts_for(b);
-	struct hgc_driver_graph *h;
-	struct dc_bufs bufs;
-	struct hgc_diag d;
-	char why[512] = "";
-	bool same = false;
+	char why[512];
 
-	hgc_diag_init(&d);
-	dc_alloc(&bufs, sp->graph);
-	h = hgc_driver_compile(sp->graph, &o, NULL, &d);
-	for (int i = 0; h && i < bufs.nin; i++)
-		if (hgc_gen_fill(&sp->gens[i], HGC_GRAPH_INPUT(sp->graph, i), bufs.in[i], &d) < 0)
-			snprintf(why, sizeof(why), "%s", hgc_diag_text(&d));
-	if (h && !why[0])
-		same = dc_check(h, sp->graph, sp, &bufs, why, sizeof(why));
-	if (!ok(h && same, "%s: %s on %s", sp->file, sp->name, hgc_driver_backend_name(b)))
-		diag("%s%s", hgc_diag_text(&d), why);
-	hgc_driver_release(h);
-	dc_release(&bufs);
-	hgc_diag_release(&d);
+	if (!ok(dc_spec_matches(sp, &o, why, sizeof(why)), "%s: %s on %s", sp->file, sp->name,
+		hgc_driver_backend_name(b)))
+		diag("%s", why);
 }
 
 /* Every spec of each file on the JIT; the first positive spec on the C backend. */

@@ -109,11 +109,7 @@ static const struct hgc_tmpl_rule fuse_off[] = { { "pass", "fuse", "off", { NULL
 static void run(const struct hgc_spec *sp, enum hgc_driver_backend b, bool off)
 {
 	struct hgc_driver_opts o;
-	struct hgc_driver_graph *h;
-	struct dc_bufs bufs;
-	struct hgc_diag d;
-	char why[512] = "";
-	bool same = false;
+	char why[512];
 
 	hgc_driver_opts_init(&o);
 	o.backend = b;
@@ -121,20 +117,9 @@ static void run(const struct hgc_spec *sp, enum hgc_driver_backend b, bool off)
 	o.threads = 2;
 	if (off)
 		o.rules = fuse_off, o.nrules = 1;
-	hgc_diag_init(&d);
-	dc_alloc(&bufs, sp->graph);
-	h = hgc_driver_compile(sp->graph, &o, NULL, &d);
-	for (int i = 0; h && i < bufs.nin; i++)
-		if (hgc_gen_fill(&sp->gens[i], HGC_GRAPH_INPUT(sp->graph, i), bufs.in[i], &d) < 0)
-			snprintf(why, sizeof(why), "%s", hgc_diag_text(&d));
-	if (h && !why[0])
-		same = dc_check(h, sp->graph, sp, &bufs, why, sizeof(why));
-	if (!ok(h && same, "%s on %s, fusion %s", sp->name, hgc_driver_backend_name(b),
-		off ? "off" : "on"))
-		diag("%s%s", hgc_diag_text(&d), why);
-	hgc_driver_release(h);
-	dc_release(&bufs);
-	hgc_diag_release(&d);
+	if (!ok(dc_spec_matches(sp, &o, why, sizeof(why)), "%s on %s, fusion %s", sp->name,
+		hgc_driver_backend_name(b), off ? "off" : "on"))
+		diag("%s", why);
 }
 
 /* The plan of sp after the graph passes, as text: its "fused op" lines

@@ -17,6 +17,7 @@
 
 #include "core/lower/fused.h"
 #include "dsl/template.h"
+#include "t/tmpl_check.h"
 
 #define DIR_ "t/region"
 
@@ -49,52 +50,6 @@ static const char *const files[] = {
 	"spec/ops/numpy.hgc",
 };
 
-/* Load a template file; the number of checked templates, -1 on errors (d). */
-static int load_tmpl(const char *path, struct hgc_diag *d)
-{
-	struct hgc_program p;
-	struct hgc_vec v;
-	size_t i;
-	int rc;
-
-	hgc_program_init(&p);
-	hgc_vec_init(&v, sizeof(struct hgc_tmpl_sem *));
-	rc = hgc_dsl_load_templates(&p, path, &v, d);
-	if (rc == 0)
-		rc = (int)v.len;
-	for (i = 0; i < v.len; i++)
-		hgc_tsem_free(HGC_VEC_AT(&v, struct hgc_tmpl_sem *, i));
-	hgc_vec_release(&v);
-	hgc_program_release(&p);
-	return rc;
-}
-
-/* One malformed template against its .err file. */
-static void bad_case(const char *name)
-{
-	char path[512], err[512];
-	struct hgc_diag d, scratch;
-	char *want;
-	FILE *f;
-	int rc;
-
-	snprintf(path, sizeof(path), DIR_ "/%s", name);
-	snprintf(err, sizeof(err), DIR_ "/%.*s.err", (int)strlen(name) - 5, name);
-	hgc_diag_init(&d);
-	rc = load_tmpl(path, &d);
-	if (getenv("HGC_UPDATE_GOLDEN") && (f = fopen(err, "w"))) {
-		fputs(hgc_diag_text(&d), f);
-		fclose(f);
-	}
-	hgc_diag_init(&scratch);
-	want = hgc_read_file(err, NULL, &scratch);
-	hgc_diag_release(&scratch);
-	ok(rc == -1 && d.nerr > 0, "%s: fails", name);
-	is_str(hgc_diag_text(&d), want ? want : "(no .err file)", "%s: diagnostics", name);
-	free(want);
-	hgc_diag_release(&d);
-}
-
 /* Every t/region/NAME.tmpl. */
 static void test_checks(void)
 {
@@ -107,13 +62,13 @@ static void test_checks(void)
 	while (dir && (e = readdir(dir))) {
 		len = strlen(e->d_name);
 		if (len > 5 && !strcmp(e->d_name + len - 5, ".tmpl"))
-			bad_case(e->d_name), n++;
+			tc_bad_case(DIR_, e->d_name), n++;
 	}
 	if (dir)
 		closedir(dir);
 	ok(n >= 6, "%d malformed Region templates", n);
 	hgc_diag_init(&d);
-	is_int(load_tmpl("templates/region.tmpl", &d), 1, "templates/region.tmpl: one template");
+	is_int(tc_load("templates/region.tmpl", &d), 1, "templates/region.tmpl: one template");
 	is_str(hgc_diag_text(&d), "", "templates/region.tmpl checks clean");
 	hgc_diag_release(&d);
 }
@@ -169,30 +124,16 @@ static void run(const struct hgc_spec *sp, enum hgc_driver_backend b,
 		const struct hgc_tmpl_rule *r, int n, const char *what)
 {
 	struct hgc_driver_opts o;
-	struct hgc_driver_graph *h;
-	struct dc_bufs bufs;
-	struct hgc_diag d;
-	char why[512] = "";
-	bool same = false;
+	char why[512];
 
 	hgc_driver_opts_init(&o);
 	o.backend = b;
 	o.disk_cache = false;
 	o.threads = 2;
 	o.rules = r, o.nrules = n;
-	hgc_diag_init(&d);
-	dc_alloc(&bufs, sp->graph);
-	h = hgc_driver_compile(sp->graph, &o, NULL, &d);
-	for (int i = 0; h && i < bufs.nin; i++)
-		if (hgc_gen_fill(&sp->gens[i], HGC_GRAPH_INPUT(sp->graph, i), bufs.in[i], &d) < 0)
-			snprintf(why, sizeof(why), "%s", hgc_diag_text(&d));
-	if (h && !why[0])
-		same = dc_check(h, sp->graph, sp, &bufs, why, sizeof(why));
-	if (!ok(h && same, "%s on %s%s", sp->name, hgc_driver_backend_name(b), what))
-		diag("%s%s", hgc_diag_text(&d), why);
-	hgc_driver_release(h);
-	dc_release(&bufs);
-	hgc_diag_release(&d);
+	if (!ok(dc_spec_matches(sp, &o, why, sizeof(why)), "%s on %s%s", sp->name,
+		hgc_driver_backend_name(b), what))
+		diag("%s", why);
 }
 
 /* Whether sp's lowering puts a region through region_rows. */

@@ -147,6 +147,33 @@ static inline bool dc_check(struct hgc_driver_graph *h, const struct hgc_graph *
 	return same;
 }
 
+/* Compile sp's graph under o, run it on the inputs of sp's generators and
+   compare with the interpreter: whether it matched; else why (compile,
+   fill or run errors, or the first output that differs) goes into why. */
+static inline bool dc_spec_matches(const struct hgc_spec *sp, const struct hgc_driver_opts *o,
+				   char *why, size_t size)
+{
+	struct hgc_driver_graph *h;
+	struct dc_bufs bufs;
+	struct hgc_diag d;
+	bool same = false;
+
+	why[0] = 0;
+	hgc_diag_init(&d);
+	dc_alloc(&bufs, sp->graph);
+	h = hgc_driver_compile(sp->graph, o, NULL, &d);
+	for (int i = 0; h && i < bufs.nin && !d.nerr; i++)
+		hgc_gen_fill(&sp->gens[i], HGC_GRAPH_INPUT(sp->graph, i), bufs.in[i], &d);
+	if (h && !d.nerr)
+		same = dc_check(h, sp->graph, sp, &bufs, why, size);
+	else
+		snprintf(why, size, "%s", hgc_diag_text(&d));
+	hgc_driver_release(h);
+	dc_release(&bufs);
+	hgc_diag_release(&d);
+	return same;
+}
+
 /* A graph y = ReLU(MatMul(x, w)) of f32 x[m, k] (variable), w[k, n] (constant). */
 static inline struct hgc_graph *dc_matmul(int64_t m, int64_t k, int64_t n, bool relu)
 {
