@@ -563,6 +563,9 @@ void hgc_tmpl_opts_release(struct hgc_tmpl_opts *o);
 int hgc_tmpl_lower_tunable(struct hgc_lower_ctx *cx, const struct hgc_op *op,
 			   struct hgc_tir_stmt *block, struct hgc_lower_view *const *in,
 			   struct hgc_lower_view *out, struct hgc_diag *d);
+/* Why no template takes op (the reason the hook logs with "naive loops"), into
+   why (n bytes): for a fused op that falls back to naive loops. */
+void hgc_tmpl_why_naive(struct hgc_tmpl_opts *o, const struct hgc_op *op, char *why, size_t n);
 /* Check use and pin rules against the registry (names, op kinds, parameters,
    values); -1 with d set at the rule. */
 int hgc_tmpl_check_rules(const struct hgc_tmpl_rule *r, int n, struct hgc_diag *d);

@@ -11,6 +11,7 @@
 #include "tmpl.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <omp.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -60,14 +61,23 @@ static enum hgc_op_kind op_named(const char *key)
 	return HGC_OP_COUNT;
 }
 
-/* Parse a pin's integer value. */
-static bool int_value(const char *s, int64_t *v)
+/* Parse a pin's integer value: 0, or -1 when s is no integer, or ERANGE when it is one
+ * that does not fit in int64 (reported apart: it is an integer, just too big). */
+static int int_parse(const char *s, int64_t *v)
 {
 	char *end;
 
 	errno = 0;
 	*v = strtoll(s, &end, 10);
-	return !errno && end != s && !*end;
+	if (end == s || *end)
+		return -1;
+	return errno == ERANGE ? ERANGE : 0;
+}
+
+/* True when s is an integer that fits in int64 (into v). */
+static bool int_value(const char *s, int64_t *v)
+{
+	return int_parse(s, v) == 0;
 }
 
 /* Check one rule; -1 with d set. */
@@ -77,7 +87,7 @@ static int check_rule(const struct hgc_tmpl_rule *r, struct hgc_diag *d)
 	const char *dot;
 	char name[128];
 	int64_t v;
-	int sym;
+	int sym, rc;
 
 	if (!strcmp(r->kind, "use")) {
 		if (!(t = hgc_tmpl_find(r->value)))
@@ -100,7 +110,11 @@ static int check_rule(const struct hgc_tmpl_rule *r, struct hgc_diag *d)
 	if (sym < 0 || t->syms[sym].kind != HGC_TMPL_PARAM)
 		return hgc_error(d, &r->loc, "'%s' is not a parameter of template %s", dot + 1,
 				 t->name);
-	if (!int_value(r->value, &v))
+	if ((rc = int_parse(r->value, &v)) == ERANGE)
+		return hgc_error(d, &r->loc,
+				 "pin %s = %s: the value %s is out of range (at %s %" PRId64 ")",
+				 r->key, r->value, r->value, v < 0 ? "least" : "most", v);
+	if (rc)
 		return hgc_error(d, &r->loc, "pin %s = %s: the value must be an integer", r->key,
 				 r->value);
 	return 0;
@@ -200,29 +214,68 @@ static void log_instance(struct hgc_tmpl_opts *o, const struct hgc_op *op,
 	      params, wb >= 0 ? "at anchor " : "after the nest", wb >= 0 ? t->anchors[wb].name : "");
 }
 
+/* Bind template t to op and choose its parameters: 1 (bind, env set), 0 does not
+   apply (why set), -1 a pin fails (d set).  Shared by the lowering and by
+   hgc_tmpl_why_naive, so that both give the same reason. */
+static int applies(struct hgc_tmpl_opts *o, const struct hgc_tmpl *t, const struct hgc_op *op,
+		   struct hgc_tmpl_bind *bind, struct hgc_tmpl_env *env, char *why, size_t nwhy,
+		   struct hgc_diag *d)
+{
+	struct hgc_tmpl_pin pins[32];
+	struct hgc_diag tmp;
+	int npins, threads = o->threads > 0 ? o->threads : omp_get_max_threads(), rc;
+
+	if (hgc_tmpl_bind(t, op, threads, bind) < 0)
+		return snprintf(why, nwhy, "%s: %s", t->name, bind->why), 0;
+	npins = hgc_tmpl_pins_of(o, t, pins, 32);
+	hgc_diag_init(&tmp);
+	rc = hgc_tmpl_choose(bind, pins, npins, env, npins ? d : &tmp);
+	if (rc < 0 && !npins)
+		snprintf(why, nwhy, "%s: no parameter values satisfy its constraints", t->name);
+	hgc_diag_release(&tmp);
+	if (rc < 0)
+		return npins ? -1 : 0;
+	return 1;
+}
+
+/* Why no template takes op (the reason hgc_tmpl_lower_tunable logs with "naive loops"),
+   into why; for fused ops, whose choice fails the same way (core/lower/fused.c). */
+void hgc_tmpl_why_naive(struct hgc_tmpl_opts *o, const struct hgc_op *op, char *why, size_t n)
+{
+	const struct hgc_tmpl_rule *use = use_of(o, op->kind);
+	struct hgc_tmpl_rank rank[HGC_TMPL_RANK_MAX];
+	struct hgc_tmpl_bind bind;
+	struct hgc_tmpl_env env;
+	struct hgc_diag tmp;
+	int i, k;
+
+	snprintf(why, n, "no template serves it");
+	hgc_diag_init(&tmp);
+	if (use && hgc_tmpl_find(use->value)) {
+		applies(o, hgc_tmpl_find(use->value), op, &bind, &env, why, n, &tmp);
+	} else if (!use) {
+		k = hgc_tmpl_rank(o, op, o->threads > 0 ? o->threads : omp_get_max_threads(), rank,
+				  HGC_TMPL_RANK_MAX);
+		for (i = 0; i < k; i++)
+			if (applies(o, rank[i].t, op, &bind, &env, why, n, &tmp))
+				break;
+	}
+	hgc_diag_release(&tmp);
+}
+
 /* Try template t on op: 1 instantiated, 0 does not apply (why set), -1 error. */
 static int try_template(struct hgc_lower_ctx *cx, struct hgc_tmpl_opts *o,
 			const struct hgc_tmpl *t, const struct hgc_op *op,
 			struct hgc_tir_stmt *block, struct hgc_lower_view *const *in,
 			struct hgc_lower_view *out, char *why, size_t nwhy, struct hgc_diag *d)
 {
-	struct hgc_tmpl_pin pins[32];
 	struct hgc_tmpl_bind bind;
 	struct hgc_tmpl_env env;
 	struct hgc_tmpl_inst inst;
-	struct hgc_diag tmp;
-	int npins, threads = o->threads > 0 ? o->threads : omp_get_max_threads(), rc;
+	int rc;
 
-	if (hgc_tmpl_bind(t, op, threads, &bind) < 0)
-		return snprintf(why, nwhy, "%s: %s", t->name, bind.why), 0;
-	npins = hgc_tmpl_pins_of(o, t, pins, 32);
-	hgc_diag_init(&tmp);
-	rc = hgc_tmpl_choose(&bind, pins, npins, &env, npins ? d : &tmp);
-	if (rc < 0 && !npins)
-		snprintf(why, nwhy, "%s: no parameter values satisfy its constraints", t->name);
-	hgc_diag_release(&tmp);
-	if (rc < 0)
-		return npins ? -1 : 0;
+	if ((rc = applies(o, t, op, &bind, &env, why, nwhy, d)) <= 0)
+		return rc;
 	if (hgc_tmpl_instantiate(cx, block, &bind, &env, in, out, &inst, d) < 0)
 		return -1;
 	log_instance(o, op, &env, inst.writeback);
