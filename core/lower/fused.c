@@ -628,7 +628,7 @@ static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 	struct box bx;
 	bool saved = cx->in_parallel;
 	int64_t rows, rowlen;
-	char line[256];
+	char line[256], why[192];
 
 	if (hgc_fused_prepare(cx, st, fo, d))
 		return -1;
@@ -639,7 +639,10 @@ static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 	if (!rc) {	/* naive loops, members after them */
 		if (hgc_lower_op(cx, op, block, in, out, d))
 			return -1;
-		hgc_fused_log(st->o, "fused op: no template; the post-ops follow the naive loops");
+		hgc_tmpl_why_naive(st->o, op, why, sizeof(why));
+		snprintf(line, sizeof(line), "fused op: no template (%s); the post-ops follow the "
+			 "naive loops", why);
+		hgc_fused_log(st->o, line);
 		st->last = NULL;
 		return hgc_fused_members(cx, fo, block, NULL, d) ? -1 : 1;
 	}
