@@ -382,6 +382,55 @@ like out "unknown pass 'dcee'" "explain reports it the same way"
 hgc run --config ok "$T/passes.hgc" spec/demo/mlp.hgc
 is_rc 0 "a graph and a TIR pass switched off in one config"
 
+# --- template rules: reasons and values ---------------------------------------------
+cat >"$T/usebad.hgc" <<'EOF'
+config ugr { threads = 2; use gemv_row for MatMul; }
+spec r {
+  input a : f32[1, 7];
+  const b : f32[7, 130];
+  const c : f32[130];
+  h = MatMul(a, b, c);
+  y = ReLU(h);
+  output y;
+  config ugr;
+}
+EOF
+hgc run --explain "$T/usebad.hgc"
+is_rc 0 "a use rule that cannot serve a fused MatMul still runs"
+like out '^    fused op: no template \(gemv_row: no parameter values satisfy its constraints\); the post-ops follow the naive loops' \
+	"run --explain gives the fused op's reason"
+hgc explain "$T/usebad.hgc"
+is_rc 0 "explain on it"
+like out '^  fused op: no template \(gemv_row: no parameter values satisfy its constraints\)' \
+	"explain gives the fused op's reason"
+cat >"$T/pins.hgc" <<'EOF'
+config huge { pin region_rows.RB = 99999999999999999999; }
+config tiny { pin region_rows.RB = -99999999999999999999; }
+config frac { pin region_rows.RB = 2.5; }
+config max { pin region_rows.RB = 9223372036854775807; }
+spec s {
+  input x : f32[3, 5, 17];
+  y = SoftMax(x, axis = -1);
+  output y;
+}
+EOF
+hgc run --config huge "$T/pins.hgc"
+is_rc 1 "a pin value beyond int64 fails"
+like out 'pins.hgc:1:19: error: pin region_rows.RB = 99999999999999999999: the value 99999999999999999999 is out of range \(at most 9223372036854775807\)$' \
+	"it is out of range, at file:line:col"
+hgc run --config tiny "$T/pins.hgc"
+is_rc 1 "a pin value below int64 fails"
+like out 'pins.hgc:2:19: error: pin region_rows.RB = -99999999999999999999: the value -99999999999999999999 is out of range \(at least -9223372036854775808\)$' \
+	"it is out of range, the lower bound"
+hgc run --config frac "$T/pins.hgc"
+is_rc 1 "a fractional pin value fails"
+like out 'pins.hgc:3:19: error: pin region_rows.RB = 2.5: the value must be an integer$' \
+	"a fraction is no integer"
+hgc run --config max "$T/pins.hgc"
+is_rc 1 "INT64_MAX fits but is not a divisor"
+unlike out 'out of range|must be an integer' "INT64_MAX is not out of range"
+like out "pins.hgc:4:18: error: pin region_rows.RB = 9223372036854775807: not in the domain" "the domain check takes it"
+
 # --- the demo ---------------------------------------------------------------------
 hgc run --explain spec/demo/mlp.hgc
 is_rc 0 "the demo spec passes"
