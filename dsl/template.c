@@ -925,7 +925,7 @@ static const char *const reserved[] = {
 	"instantiate", "k", "kb", "let", "lower_graph", "lower_tunable", "max", "min", "mod",
 	"mul", "neg", "neg_x", "not_x", "op_name", "opts_init", "opts_release", "padding",
 	"pfor", "pfor_end", "pins_of", "print", "print_params", "range", "rank", "rank_print",
-	"ref", "registry", "slice", "sub", "sym", "tensor", "used", "var", "visit_fn",
+	"ref", "registry", "slice", "sub", "sym", "tensor", "used", "var", "visit_fn", "why_naive",
 };
 
 /* Report a template name that is reserved; true if it is. */
