@@ -92,6 +92,11 @@ static void direct(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 	/* a call after the first of its pixels reloads C (BS < ICBLK) */
 	if (chunks > 1)
 		call += (double)(2 * OWB * OCB * cx->esize[2]) / 32.0;
+	/* every row tile starts each batch element, about 8 cycles, as in
+	   nxc(): 16-channel blocks pay it 4 times as often as 64 (res5's 3x3,
+	   512 channels at 7x7: ICB = 64 or 32 took 0.93-0.96x the CPU time
+	   of ICB = 16, BS = 1) */
+	call += (double)(cdiv(OWB, 6) * cdiv(OCB, 16) * bs * 8) / cx->mc->ghz;
 
 	o->working_set = wblock + KH * icblk * ICB * (OW + KW) * cx->esize[0] * 2;
 	o->mem_ns = direct_bytes(cx, o->working_set, wblock, per, OH) / 16.0;

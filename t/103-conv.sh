@@ -2,7 +2,8 @@
 # 103-conv: convolution paths.  conv_direct's choice for ResNet-50 shapes
 # (the estimate must not pick pixel blocks shorter than the 6-row tile, and
 # must split the input channels of a 3x3 conv whose weights per call would
-# not stay in cache), the BS chunk loop in the nest, the channels-last row
+# not stay in cache, and take input-channel blocks of 32 or more for
+# res5's 512 channels), the BS chunk loop in the nest, the channels-last row
 # path of grouped and depthwise convolutions (in the TIR, and its results on
 # both backends against the interpreter), a pin outside BS's domain, and
 # conv_1x1 reading and writing channels-last tensors in place.
@@ -41,7 +42,7 @@ chosen() {
 	"$HGC" explain "$1" | sed -n 's/.*chosen .*\b'"$2"'=\([0-9]*\).*/\1/p' | head -1
 }
 
-echo "1..15"
+echo "1..16"
 
 conv r3b 1 128 28 128 3 1 1 "" > "$tmp/r3b.hgc"
 owb=$(chosen "$tmp/r3b.hgc" OWB)
@@ -58,6 +59,13 @@ ok $? "res5a_branch2b: a 7-pixel row is one block (OWB=$owb)"
 icb=$(chosen "$tmp/r5b.hgc" ICB) ocb=$(chosen "$tmp/r5b.hgc" OCB) bs=$(chosen "$tmp/r5b.hgc" BS)
 test $(( ${icb:-0} * ${bs:-0} * 9 * ${ocb:-0} * 4 )) -le $((192 * 1024)) && test "${bs:-0}" -ge 1
 ok $? "res5a_branch2b: the weights of one call fit a sixth of L2 (ICB=$icb BS=$bs OCB=$ocb)"
+
+# at the bench's batch 4, blocks of 16 input channels start a batch element
+# per 16 x 16 k-steps: the estimate's per-element cost takes 32 or more
+conv r5b4 4 512 7 512 3 1 1 "" > "$tmp/r5b4.hgc"
+icb=$(chosen "$tmp/r5b4.hgc" ICB)
+test "${icb:-0}" -ge 32
+ok $? "res5a_branch2b, batch 4: blocks of 32 or more input channels (ICB=$icb)"
 
 conv chunks 1 48 9 16 3 1 1 "pin conv_direct.ICB = 16; pin conv_direct.BS = 1;" > "$tmp/chunks.hgc"
 "$HGC" compile --dump=tir "$tmp/chunks.hgc" > "$tmp/chunks.tir" 2>&1
