@@ -51,6 +51,11 @@ void hgc_fused_mark_merge(struct fstate *st, struct hgc_tir_stmt *pf, const char
 /* The name of fused op fo for the log. */
 const char *hgc_fused_name(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo);
 
+/* fused_loops.c */
+/* Merge adjacent elementwise loops over the same range among block's
+   statements from index from (same indices for every written tensor). */
+void hgc_fused_merge_loops(struct hgc_tir_module *m, struct hgc_tir_stmt *block, int from);
+
 /* region.c */
 /* Lower region fo (fusible ops alone) at its first member: 1, or -1 with d set. */
 int hgc_fused_lower_region(struct hgc_lower_ctx *cx, struct fstate *st,

@@ -307,7 +307,9 @@ static void log_region(struct fstate *st, const struct hgc_fused_op *fo, int k,
 }
 
 /* Lower the members at the chosen anchor of the region's template
-   instance (or after the nest over whole tensors when none fits). */
+   instance (or after the nest over whole tensors when none fits), then
+   merge the members' adjacent elementwise loops over a row (layernorm's
+   subtract and square: one pass instead of two). */
 static int place(struct hgc_lower_ctx *cx, struct fstate *st, const struct hgc_fused_op *fo,
 		 int k, const struct hgc_tmpl_bind *bind, struct hgc_tmpl_inst *inst,
 		 struct hgc_diag *d)
@@ -317,7 +319,7 @@ static int place(struct hgc_lower_ctx *cx, struct fstate *st, const struct hgc_f
 	size_t len = 0;
 	struct box bx;
 	FILE *log;
-	int at, rc;
+	int at, rc, from;
 
 	if (!(log = open_memstream(&cands, &len)))
 		hgc_bug("open_memstream: out of memory");
@@ -332,7 +334,10 @@ static int place(struct hgc_lower_ctx *cx, struct fstate *st, const struct hgc_f
 	log_region(st, fo, k, bind, inst, at, &bx, cands);
 	free(cands);
 	cx->in_parallel = true;
+	from = inst->points[at].block->u.block.n;
 	rc = hgc_fused_members(cx, fo, inst->points[at].block, &bx, d);
+	if (!rc)
+		hgc_fused_merge_loops(cx->m, inst->points[at].block, from);
 	cx->in_parallel = saved;
 	return rc;
 }
