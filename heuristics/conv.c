@@ -64,6 +64,32 @@ static double direct_bytes(const struct hgc_heur_ctx *cx, int64_t ws, int64_t wb
 	return (double)(blocks * wblock) + (double)(rows - blocks) * (double)(over < wblock ? over : wblock);
 }
 
+/* One brgemm call of a conv template: OWB pixels of a row of OW, OCB
+   channels of OC, bs batch elements of ICB input channels each, one of
+   chunks calls per pixel block (conv_direct and conv_1x1 alike). */
+static double call_ns(const struct hgc_heur_ctx *cx, int64_t OWB, int64_t OW, int64_t OCB,
+		      int64_t OC, int64_t ICB, int64_t bs, int64_t chunks)
+{
+	double call = hgc_heur_call_ns(cx, OWB, OCB, bs * ICB, bs);
+
+	/* fewer rows than the 6-row tile where the row has more: every pass over
+	   B feeds few FMAs (measured 1.35x to 2.8x slower with 4 rows than 28) */
+	if (OWB < 6 && OWB < OW)
+		call *= 6.0 / (double)OWB;
+	/* 8 channels run the 8x1 tile, one FMA per load: kept for small OC */
+	if (OCB < 16 && OC >= 16)
+		call *= 1.25;
+	/* a call after the first of its pixels reloads C (BS < ICBLK) */
+	if (chunks > 1)
+		call += (double)(2 * OWB * OCB * cx->esize[2]) / 32.0;
+	/* every row tile starts each batch element (its addresses, the k
+	   loop): about 8 cycles, which short blocks of input channels pay
+	   often (a channels-last 3x3 conv of 64 channels ran 1.1x faster with
+	   ICB = 64 than with 16; res5's 3x3, 512 channels at 7x7: ICB = 64 or
+	   32 took 0.93-0.96x the CPU time of ICB = 16, BS = 1) */
+	return call + (double)(cdiv(OWB, 6) * cdiv(OCB, 16) * bs * 8) / cx->mc->ghz;
+}
+
 /* conv_direct's estimate.  A call sums BS input-channel blocks over the
    kernel window; its weights (k x OCB) are read by every row tile of the
    call, so a call whose weights exceed half the L1 runs slower (the model's
@@ -79,24 +105,8 @@ static void direct(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 	int64_t wblock = OCB * icblk * ICB * KH * KW * cx->esize[1];
 	double useful = 2.0 * (double)(N * OC * OH * OW) * (double)(IC * KH * KW);
 	double thread = 2.0 * (double)(per * owblk * OWB * OCB) * (double)(icblk * KH * KW * ICB);
-	double call = hgc_heur_call_ns(cx, OWB, OCB, bs * ICB, bs);
+	double call = call_ns(cx, OWB, OW, OCB, OC, ICB, bs, chunks);
 	double stream = stream_ns(cx, OWB, bs * ICB * OCB * cx->esize[1]);
-
-	/* fewer rows than the 6-row tile where the row has more: every pass over
-	   B feeds few FMAs (measured 1.35x to 2.8x slower with 4 rows than 28) */
-	if (OWB < 6 && OWB < OW)
-		call *= 6.0 / (double)OWB;
-	/* 8 channels run the 8x1 tile, one FMA per load: kept for small OC */
-	if (OCB < 16 && OC >= 16)
-		call *= 1.25;
-	/* a call after the first of its pixels reloads C (BS < ICBLK) */
-	if (chunks > 1)
-		call += (double)(2 * OWB * OCB * cx->esize[2]) / 32.0;
-	/* every row tile starts each batch element, about 8 cycles, as in
-	   nxc(): 16-channel blocks pay it 4 times as often as 64 (res5's 3x3,
-	   512 channels at 7x7: ICB = 64 or 32 took 0.93-0.96x the CPU time
-	   of ICB = 16, BS = 1) */
-	call += (double)(cdiv(OWB, 6) * cdiv(OCB, 16) * bs * 8) / cx->mc->ghz;
 
 	o->working_set = wblock + KH * icblk * ICB * (OW + KW) * cx->esize[0] * 2;
 	o->mem_ns = direct_bytes(cx, o->working_set, wblock, per, OH) / 16.0;
@@ -150,20 +160,9 @@ static void nxc(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 	int64_t items = N * V(OCGN) * V(OHBLK) * V(OCGB), per = cdiv(items, T) * V(OHB) * OW / OWB;
 	double useful = 2.0 * (double)(N * OC * OH * OW) * (double)(IC * KH * KW);
 	double thread = 2.0 * (double)(per * OWB * OCB) * (double)(icblk * ICB * KH * KW);
-	double call = hgc_heur_call_ns(cx, OWB, OCB, bs * ICB, bs);
+	double call = call_ns(cx, OWB, OW, OCB, OC, ICB, bs, chunks);
 	double stream = stream_ns(cx, OWB, bs * ICB * OCB * cx->esize[1]);
 
-	if (OWB < 6 && OWB < OW)
-		call *= 6.0 / (double)OWB;
-	if (OCB < 16 && OC >= 16)
-		call *= 1.25;
-	if (chunks > 1)
-		call += (double)(2 * OWB * OCB * cx->esize[2]) / 32.0;
-	/* every row tile starts each batch element (its addresses, the k loop):
-	   about 8 cycles, which short blocks of input channels pay often (a
-	   channels-last 3x3 conv of 64 channels ran 1.1x faster with ICB = 64
-	   than with 16) */
-	call += (double)(cdiv(OWB, 6) * cdiv(OCB, 16) * bs * 8) / cx->mc->ghz;
 	o->working_set = (V(OHB) * OW * IC + V(OCGB) * OCB * IC * KH * KW) * cx->esize[0];
 	o->mem_ns = nxc_bytes(cx, e, T) / 16.0;
 	o->pack_ns = hgc_heur_pack_layouts(cx, e, T);
