@@ -379,15 +379,22 @@ static bool addr_reads(const struct fwd *w, const struct hgc_tp_access *a)
 	return true;
 }
 
+/* Whether t is a local tensor of a rank the pass handles, not empty; it
+   becomes w's tensor either way (both directions start here). */
+static bool forwardable_shape(struct fwd *w, struct hgc_tir_tensor *t)
+{
+	w->t = t;
+	return t->scope == HGC_TIR_LOCAL && t->ndims <= MAXD && t->ndims >= 1 &&
+	       hgc_tir_tensor_size(t) >= 1;
+}
+
 /* Whether local tensor t (defined by def) is a forwardable copy; fills w. */
 static bool candidate(struct fwd *w, struct hgc_tir_tensor *t)
 {
 	const struct hgc_tp_access *st = NULL;
 	const struct hgc_tp_def *pd;
 
-	w->t = t;
-	if (t->scope != HGC_TIR_LOCAL || t->ndims > MAXD || t->ndims < 1 ||
-	    hgc_tir_tensor_size(t) < 1)
+	if (!forwardable_shape(w, t))
 		return false;
 	for (size_t i = 0; i < w->sc.acc.len; i++) {
 		const struct hgc_tp_access *a = HGC_TP_ACC(&w->sc, i);
@@ -619,9 +626,7 @@ static bool out_candidate(struct fwd *w, struct hgc_tir_tensor *t)
 	struct place pl = { 0 };
 	const struct hgc_tp_def *pd;
 
-	w->t = t;
-	if (t->scope != HGC_TIR_LOCAL || t->ndims > MAXD || t->ndims < 1 ||
-	    hgc_tir_tensor_size(t) < 1)
+	if (!forwardable_shape(w, t))
 		return false;
 	for (size_t i = 0; i < w->sc.acc.len; i++) {
 		const struct hgc_tp_access *a = HGC_TP_ACC(&w->sc, i);
