@@ -10,7 +10,9 @@
 #include "llvm_int.h"
 #include "runtime/runtime.h"
 
+#include <llvm-c/ExecutionEngine.h>
 #include <llvm-c/LLJIT.h>
+#include <llvm-c/OrcEE.h>
 #include <llvm-c/Target.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -213,6 +215,26 @@ static LLVMErrorRef add_symbols(void)
 	return define_runtime(jd);
 }
 
+/*
+ * The object layer when HGC_PERF is set: LLJIT's own RTDyld layer with
+ * LLVM's perf listener, which writes jit-PID.dump for `perf inject --jit`,
+ * so that `perf report` names the generated functions (docs/codegen.md).
+ * The listener is NULL when LLVM was built without perf support; the
+ * layer then works as without HGC_PERF.
+ */
+static LLVMOrcObjectLayerRef perf_layer(void *ctx, LLVMOrcExecutionSessionRef es,
+					const char *triple)
+{
+	LLVMOrcObjectLayerRef layer =
+		LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager(es);
+	LLVMJITEventListenerRef perf = LLVMCreatePerfJITEventListener();
+
+	(void)ctx, (void)triple;
+	if (perf)
+		LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener(layer, perf);
+	return layer;
+}
+
 /* Create the LLJIT on a target machine of its own (under lock, after target_init). */
 static int jit_init(struct hgc_diag *d)
 {
@@ -225,6 +247,8 @@ static int jit_init(struct hgc_diag *d)
 	jtmb = LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(
 		host_tm(target, LLVMRelocDefault, LLVMCodeModelJITDefault));
 	LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(builder, jtmb);	/* builder owns jtmb */
+	if (getenv("HGC_PERF") && *getenv("HGC_PERF") && strcmp(getenv("HGC_PERF"), "0"))
+		LLVMOrcLLJITBuilderSetObjectLinkingLayerCreator(builder, perf_layer, NULL);
 	err = LLVMOrcCreateLLJIT(&S.jit, builder);	/* consumes builder, even on failure */
 	if (err) {
 		S.jit = NULL;
