@@ -11,25 +11,9 @@ HGC=${HGC:-$PWD/build/hgc}
 T=$(mktemp -d "${TMPDIR:-/tmp}/hgc-tir-specs.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
 export HGC_CACHE=off
-n=0
+. t/tap.sh
 
-# ok COND DESC: one TAP line; COND is a shell status (0 passes).
-ok() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		echo "#   rc=$rc; stdout:"; grep -v '^ok' "$T/out" | sed 's/^/#     /' | head -20
-		echo "#   stderr:"; sed 's/^/#     /' "$T/err" | head -20
-	fi
-}
 
-# hgc ARGS...: run the command, keeping stdout, stderr and the status.
-hgc() {
-	"$HGC" "$@" >"$T/out" 2>"$T/err"
-	rc=$?
-}
 
 cat >"$T/cfg.hgc" <<'EOF'
 config all_on { }
@@ -97,4 +81,4 @@ hgc check --config=bad "$T/bad.hgc" spec/demo/mlp.hgc
 grep -q "bad.hgc:1:.*unknown pass 'tensor_shrinkk'" "$T/out" "$T/err"
 ok $? "an unknown pass name is an error at the config"
 
-echo "1..$n"
+done_testing

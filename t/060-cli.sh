@@ -6,42 +6,12 @@ HGC=${HGC:-$PWD/build/hgc}
 PYTHON=${PYTHON:-/usr/bin/python3}
 T=$(mktemp -d "${TMPDIR:-/tmp}/hgc-cli.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
-n=0
-failed=0
+. t/tap.sh
 
-# ok COND DESC: one TAP line; COND is a shell status (0 passes).
-ok() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failed=$((failed + 1))
-		echo "#   rc=$rc; stdout:"; sed 's/^/#     /' "$T/out" | head -20
-		echo "#   stderr:"; sed 's/^/#     /' "$T/err" | head -20
-	fi
-}
 
-# hgc ARGS...: run the command, keeping stdout, stderr and the status.
-hgc() {
-	"$HGC" "$@" >"$T/out" 2>"$T/err"
-	rc=$?
-}
 
-# is_rc WANT DESC: the last command's exit status.
-is_rc() {
-	[ "$rc" -eq "$1" ]; ok $? "$2 (exit $1)"
-}
 
-# like FILE REGEX DESC: FILE (out or err) has a line matching the extended regex.
-like() {
-	grep -Eq -- "$2" "$T/$1"; ok $? "$3"
-}
 
-# unlike FILE REGEX DESC: no line of FILE matches.
-unlike() {
-	! grep -Eq -- "$2" "$T/$1"; ok $? "$3"
-}
 
 # --- version, help, usage errors --------------------------------------------
 hgc --version
@@ -436,5 +406,4 @@ hgc run --explain spec/demo/mlp.hgc
 is_rc 0 "the demo spec passes"
 like out 'MatMul' "the demo explains its MatMuls"
 
-echo "1..$n"
-[ $failed -eq 0 ]
+done_testing

@@ -15,31 +15,17 @@ if [ ! -x "$BENCH" ]; then
 fi
 T=$(mktemp -d "${TMPDIR:-/tmp}/hgc-bench-json.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
-n=0
+. t/tap.sh
 
-# ok COND DESC: one TAP line; COND is a shell status (0 passes).
-ok() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		sed 's/^/#   /' "$T/out" "$T/err" | tail -30
-	fi
-}
 
-# like REGEX DESC: a line of the last run's stdout matches the extended regex.
-like() {
-	grep -Eq -- "$1" "$T/out"; ok $? "$2"
-}
 
 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_PROC_BIND=close OMP_PLACES=cores \
 	"$BENCH" --filter mha_bert_base_b1_s128 --threads 1 --time 0.01 --json "$T/b.json" \
 	>"$T/out" 2>"$T/err"
 ok $? "hgc-bench --filter mha_bert_base_b1_s128 runs, every result checked"
-like '^mha_bert_base_b1_s128 +1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +- ' \
+like out '^mha_bert_base_b1_s128 +1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +- ' \
 	"the row: hgc, nofusion, oneDNN plain and packed measured, no OpenBLAS"
-like '^mha +1 +1 +[0-9.]+x \(1\) +[0-9.]+x \(1\) +[0-9.]+x \(1\) +[0-9.]+x \(1\) +[01]$' \
+like out '^mha +1 +1 +[0-9.]+x \(1\) +[0-9.]+x \(1\) +[0-9.]+x \(1\) +[0-9.]+x \(1\) +[01]$' \
 	"the geometric-mean line of set mha"
 "$PYTHON" - "$T/b.json" >"$T/out" 2>"$T/err" <<'PY'
 import json, sys
@@ -66,7 +52,7 @@ HGC_ROOT=/nonexistent "$BENCH" --filter mlp_dlrm_bottom_b32 --list >"$T/out" 2>"
 [ $? -eq 1 ] && grep -q "cannot open '/nonexistent/spec/models/dlrm.hgc'" "$T/err"
 ok $? "HGC_ROOT without the specs: the file it cannot open"
 "$BENCH" --list >"$T/out" 2>"$T/err"
-like '^mha_bert_large_b32_s384 +f32 +19\.327 GFLOP +bench/specs/mha_large.hgc:mha_bert_large_b32_s384$' \
+like out '^mha_bert_large_b32_s384 +f32 +19\.327 GFLOP +bench/specs/mha_large.hgc:mha_bert_large_b32_s384$' \
 	"--list shows the batch-32 attention and its spec"
 
-echo "1..$n"
+done_testing

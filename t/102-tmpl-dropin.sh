@@ -11,17 +11,8 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d /tmp/hgc-102-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-n=0
+. "$(dirname "$0")/tap.sh"
 
-# ok COND-STATUS DESCRIPTION
-ok() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-	fi
-}
 
 echo "1..7"
 if git -C "$top" rev-parse HEAD >/dev/null 2>&1; then

@@ -15,40 +15,12 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/hgc-backends.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
 export XDG_CACHE_HOME="$T/cache"
 unset HGC_CACHE
-n=0
+. t/tap.sh
 
-# ok COND DESC: one TAP line; COND is a shell status (0 passes).
-ok() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		echo "#   rc=$rc; stdout:"; sed 's/^/#     /' "$T/out" | head -20
-		echo "#   stderr:"; sed 's/^/#     /' "$T/err" | head -20
-	fi
-}
 
-# hgc ARGS...: run the command, keeping stdout, stderr and the status.
-hgc() {
-	"$HGC" "$@" >"$T/out" 2>"$T/err"
-	rc=$?
-}
 
-# is_rc WANT DESC: the last command's exit status.
-is_rc() {
-	[ "$rc" -eq "$1" ]; ok $? "$2 (exit $1)"
-}
 
-# like FILE REGEX DESC: FILE (out or err) has a line matching the extended regex.
-like() {
-	grep -Eq -- "$2" "$T/$1"; ok $? "$3"
-}
 
-# unlike FILE REGEX DESC: no line of FILE matches.
-unlike() {
-	! grep -Eq -- "$2" "$T/$1"; ok $? "$3"
-}
 
 # check_all BACKEND: every spec under spec/ passes on BACKEND.
 check_all() {
@@ -264,4 +236,4 @@ for b in jit c; do
 	is_rc 0 "$b: same graph, other constant weights: both specs match the reference"
 done
 
-echo "1..$n"
+done_testing

@@ -6,13 +6,7 @@ set -u
 HGC=${HGC:-$PWD/build/hgc}
 tmp=$(mktemp -d /tmp/hgc-131-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-n=0
-
-# ok STATUS DESCRIPTION
-ok() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
-}
+. "$(dirname "$0")/tap.sh"
 
 echo "1..14"
 cat > "$tmp/mm.hgc" <<'SPEC'
