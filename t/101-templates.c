@@ -242,9 +242,9 @@ static void run_mm(const char *what, const struct mmcase *cases, int n, struct l
 
 /* Convolutions: formats, strides, pads, dilations, 1x1, bias, types, fallbacks. */
 static const struct convcase conv_cases[] = {
-	{"ncx_s2p1", F32, F32, {2, 3, 13, 13}, {8, 3, 3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, 1, "NCX", "OIX", false, "conv_direct"},
-	{"nxc_dil", F32, F32, {1, 13, 13, 4}, {3, 3, 4, 8}, {1, 1}, {0, 0}, {0, 0}, {2, 2}, 1, "NXC", "XIO", false, "conv_direct"},
-	{"asym", F32, F32, {1, 5, 9, 13}, {7, 5, 2, 3}, {2, 3}, {1, 0}, {0, 2}, {1, 1}, 1, "NCX", "OIX", true, "conv_direct"},
+	{"ncx_s2p1", F32, F32, {2, 3, 13, 13}, {8, 3, 3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, 1, "NCX", "OIX", false, "conv_kwrow"},
+	{"nxc_dil", F32, F32, {1, 13, 13, 4}, {3, 3, 4, 8}, {1, 1}, {0, 0}, {0, 0}, {2, 2}, 1, "NXC", "XIO", false, "conv_kwrow"},
+	{"asym", F32, F32, {1, 5, 9, 13}, {7, 5, 2, 3}, {2, 3}, {1, 0}, {0, 2}, {1, 1}, 1, "NCX", "OIX", true, "conv_kwrow"},
 	{"one", F32, F32, {1, 7, 9, 17}, {33, 17, 1, 1}, {1, 1}, {0, 0}, {0, 0}, {1, 1}, 1, "NXC", "OIX", true, "conv_1x1_rows"},
 	{"one_s2", F32, F32, {2, 9, 10, 16}, {1, 1, 16, 24}, {2, 2}, {0, 0}, {0, 0}, {1, 1}, 1, "NXC", "XIO", false, "conv_1x1"},
 	{"one_ncx", F32, F32, {2, 8, 6, 5}, {12, 8, 1, 1}, {1, 2}, {0, 0}, {0, 0}, {1, 1}, 1, "NCX", "OIX", true, "conv_1x1"},
@@ -459,6 +459,10 @@ static void test_goldens(void)
 		{"use", "MatMul", "matmul_ksplit", {NULL, 0, 0}},
 	};
 	static const struct hgc_tmpl_rule grow[] = {{"use", "MatMul", "gemv_row", {NULL, 0, 0}}};
+	/* 3 input channels take conv_kwrow by default */
+	static const struct hgc_tmpl_rule direct[] = {
+		{"use", "Convolution", "conv_direct", {NULL, 0, 0}},
+	};
 	static const struct hgc_tmpl_rule gcol[] = {{"use", "MatMul", "gemv_col", {NULL, 0, 0}}};
 	static const struct mmcase gr = {"y", F32, F32, UNDEF, 2, 2, {1, 5}, {5, 32}, false,
 					 false, 1, {32}, F32, ""};
@@ -476,7 +480,7 @@ static void test_goldens(void)
 	golden(g, "tmpl_matmul_ksplit", ksplit, 1);
 	g = hgc_graph_new();
 	add_conv(g, &cv);
-	golden(g, "tmpl_conv_direct", NULL, 0);
+	golden(g, "tmpl_conv_direct", direct, 1);
 	g = hgc_graph_new();
 	add_mm(g, &bt);
 	golden(g, "tmpl_matmul_batch", batch, 1);

@@ -42,7 +42,7 @@ chosen() {
 	"$HGC" explain "$1" | sed -n 's/.*chosen .*\b'"$2"'=\([0-9]*\).*/\1/p' | head -1
 }
 
-echo "1..16"
+echo "1..21"
 
 conv r3b 1 128 28 128 3 1 1 "" > "$tmp/r3b.hgc"
 owb=$(chosen "$tmp/r3b.hgc" OWB)
@@ -128,3 +128,50 @@ ok $? "conv_1x1 on channels-last tensors: no packing in the estimate"
 sed 's/"NXC"/"NCX"/; s/f32\[2, 14, 14, 32\]/f32[2, 32, 14, 14]/' "$tmp/r3s.hgc" > "$tmp/r3n.hgc"
 "$HGC" explain "$tmp/r3n.hgc" | grep 'chosen' | grep -q -v 'packing 0\.0;'
 ok $? "conv_1x1 on channels-first tensors: their packing is estimated"
+
+# few input channels, a 7x7 window (ResNet-50's conv1 at 56x56): conv_kwrow,
+# whose calls take a pixel's whole window row (7 taps x 3 channels = 21 k
+# values) from T, the window rows the batch (7), Y written in place
+conv kw1 1 3 56 64 7 2 3 "" > "$tmp/kw1.hgc"
+"$HGC" explain "$tmp/kw1.hgc" 2>&1 | grep -q 'template conv_kwrow'
+ok $? "3 input channels, 7x7 stride 2: conv_kwrow"
+"$HGC" compile --dump=tir "$tmp/kw1.hgc" > "$tmp/kw1.tir" 2>&1
+grep -q 'brgemm(&a_addr\[0\], &b_addr\[0\], &y\[.*, bs, [0-9]*, 64, 21, 21, 64, 64, false);' "$tmp/kw1.tir" &&
+	grep -q 'tensor T: f32' "$tmp/kw1.tir" && ! grep -q 'tensor Y: ' "$tmp/kw1.tir"
+ok $? "conv_kwrow: k = 21 per window row, A's rows 21 apart, Y in place"
+
+# odd sizes, asymmetric pads, dilations, a bias and a fused ReLU, NCX data
+cat > "$tmp/kwodd.hgc" <<'SPEC'
+spec kw_odd {
+  input x : f32[2, 13, 11, 5];
+  const w : f32[3, 5, 5, 24];
+  const b : f32[24];
+  y = Convolution(x, w, b, strides = [1, 2], pads_begin = [0, 2], pads_end = [1, 1],
+                  dilations = [1, 1], data_format = "NXC", weights_format = "XIO");
+  z = ReLU(y);
+  output z;
+  expect { rtol = 1e-4; atol = 1e-5; }
+}
+spec kw_dil {
+  input x : f32[2, 17, 19, 2];
+  const w : f32[3, 3, 2, 8];
+  y = Convolution(x, w, strides = [1, 1], pads_begin = [2, 1], pads_end = [2, 3],
+                  dilations = [2, 3], data_format = "NXC", weights_format = "XIO");
+  output y;
+  expect { rtol = 1e-4; atol = 1e-5; }
+}
+spec kw_ncx {
+  input x : f32[1, 3, 20, 20];
+  const w : f32[80, 3, 4, 4];
+  y = Convolution(x, w, strides = [2, 2], pads_begin = [1, 1], pads_end = [1, 1],
+                  dilations = [1, 1], data_format = "NCX", weights_format = "OIX");
+  output y;
+  expect { rtol = 1e-4; atol = 1e-5; }
+}
+SPEC
+test "$("$HGC" explain "$tmp/kwodd.hgc" 2>&1 | grep -c 'template conv_kwrow')" -eq 3
+ok $? "odd, dilated and channels-first small-IC convs take conv_kwrow"
+for be in jit c; do
+	"$HGC" run --backend=$be "$tmp/kw1.hgc" "$tmp/kwodd.hgc" > "$tmp/kw.$be" 2>&1
+	ok $? "conv_kwrow matches the interpreter on $be"
+done

@@ -160,13 +160,15 @@ static int matrix(struct hgc_tmpl_build *b, const struct hgc_tmpl_slice *s, cons
 	return 0;
 }
 
-/* B: k rows and n columns, or k / p packed rows, n columns and p packed values. */
+/* B: k rows and n columns, or k / p packed rows, n columns and p packed values.
+   An unpacked B (pack 1, the last range not a packing of 1) may have two
+   ranges of k rows that are one run (a window's taps and its channels). */
 static int b_matrix(struct hgc_tmpl_build *b, const struct hgc_tmpl_slice *s, int64_t pack,
 		    int64_t *k, int64_t *cols, int64_t *ld)
 {
 	int pos[HGC_TMPL_MAX_PHYS], n = ranges(s, pos);
 
-	if (n == 2 && pack == 1)
+	if (pack == 1 && (n == 2 || (n == 3 && s->len[pos[2]] != 1 && rows_merge(s, pos))))
 		return matrix(b, s, "B", k, cols, ld);
 	if (n != 3 || pos[1] != s->n - 2 || pos[2] != s->n - 1 || s->step[pos[1]] != 1 ||
 	    s->len[pos[2]] != hgc_tir_tensor_dim(s->tensor, s->n - 1))
