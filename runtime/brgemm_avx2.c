@@ -87,24 +87,6 @@ VINLINE vreg vmadd16(vreg acc, vreg a, vreg b)
 	return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));
 }
 
-#define VEC_HAS_UBS 1
-
-/*
- * acc + the sum of the 4 products of each lane's u8 a and s8 b: vpmaddubsw
- * adds pairs into s16 (saturating: exact only when the caller has checked
- * B, hgc_rt_s8_pairs_fit), vpmaddwd by ones adds the two pairs into s32.
- * 3 vector ops per 32 products where the s16 pairs take 4 and a widening.
- * The product is pinned: otherwise gcc scheduled all of a row's
- * vpmaddubsw first and spilled accumulators even in the 3x2 tile.
- */
-VINLINE vreg vdpbusd_ubs(vreg acc, vreg a, vreg b)
-{
-	vreg t = _mm256_maddubs_epi16(a, b);
-
-	PIN(t);
-	return _mm256_add_epi32(acc, _mm256_madd_epi16(t, _mm256_set1_epi16(1)));
-}
-
 /* a + b in f32 (tile_dual's two accumulator sets). */
 VINLINE vreg vaddf(vreg a, vreg b)
 {
@@ -134,7 +116,109 @@ VINLINE vreg vaddf(vreg a, vreg b)
 
 TILES(f32_tiles, OP_F32, F32_SHAPES)
 TILES(i16_tiles, OP_I16, I16_SHAPES)
-TILES(ubs_tiles, OP_I8_UBS, UBS_SHAPES)
+
+/*
+ * One row's k step of the int8 tiles for a checked B: each lane of acc[j]
+ * gets the sum of the 4 products of its u8 of a and s8 of b[j].
+ * vpmaddubsw adds pairs into s16 (saturating: exact only when the caller
+ * has checked B, hgc_rt_s8_pairs_fit), vpmaddwd by ones adds the two pairs
+ * into s32: 3 vector ops per 32 products where the s16 pairs take 4 and a
+ * widening.  All of the row's vpmaddubsw come first, pinned there: gcc
+ * otherwise put each vpmaddwd right after its vpmaddubsw, and that order
+ * ran slower (interleaved, CPU-time best of 5 on this Zen 3: 64x64x64
+ * calls 0.76 -> 0.80 of the int8 peak, 128x16x256 bs4 about 3%).
+ */
+VINLINE void ubs_row(vreg *acc, vreg a, const vreg *b, int nr)
+{
+	vreg t[TILE_MAX_NR];
+	int j;
+
+	UNROLL for (j = 0; j < nr; j++) {
+		t[j] = _mm256_maddubs_epi16(a, b[j]);
+		PIN(t[j]);
+	}
+	UNROLL for (j = 0; j < nr; j++)
+		acc[j] = _mm256_add_epi32(acc[j], _mm256_madd_epi16(t[j], _mm256_set1_epi16(1)));
+}
+
+/* One k step of a checked-B int8 tile: B's vectors at bp, A at base[] (rows per row_base). */
+TILE_INLINE void
+ubs_step(vreg acc[TILE_MAX_MR][TILE_MAX_NR], const char *base[6], const char *bp,
+	 int64_t lda_b, int mr, int nr, int full, vmask last)
+{
+	vreg bv[TILE_MAX_NR];
+	int i, j, g, nbase = row_nbase(mr);
+
+	UNROLL for (j = 0; j < nr; j++)
+		bv[j] = prep_b(j == nr - 1 && !full ? vload_m(bp + j * VL * 4, last)
+						    : vload(bp + j * VL * 4));
+	UNROLL for (i = 0; i < mr; i++)
+		ubs_row(acc[i], vbcast(base[row_base[i]] + row_mult[i] * lda_b), bv, nr);
+	UNROLL for (i = 0; i < mr; i++)
+		UNROLL for (j = 0; j < nr; j++)
+			PIN(acc[i][j]);
+	UNROLL for (g = 0; g < nbase; g++) {
+		base[g] += 4;
+		PIN_GPR(base[g]);
+	}
+}
+
+/* All k steps of one batch element of a checked-B int8 tile: a at its first row, bp at its column. */
+TILE_INLINE void
+ubs_steps(vreg acc[TILE_MAX_MR][TILE_MAX_NR], const char *a, const char *bp, int64_t lda_b,
+	  int64_t ldb_b, int64_t steps, int mr, int nr, int full, vmask last)
+{
+	const char *base[6];
+	int64_t s;
+	int g, nbase = row_nbase(mr);
+
+	UNROLL for (g = 0; g < nbase; g++)
+		base[g] = a + 3 * g * lda_b;
+	for (s = 0; s < steps; s++, bp += ldb_b)
+		ubs_step(acc, base, bp, lda_b, mr, nr, full, last);
+}
+
+/* The whole batch of a checked-B int8 tile; full says its last vector has all columns. */
+TILE_INLINE void
+ubs_body(const struct hgc_rt_call *c, int64_t m0, int64_t n0, int nlast, int mr, int nr,
+	 int full)
+{
+	vreg acc[TILE_MAX_MR][TILE_MAX_NR];
+	vmask last = vmask_first(nlast);
+	int64_t lda_b = c->lda, ldb_b = c->ldb, ldc_b = c->ldc * 4, steps = c->K / 4, b;
+	char *cp = (char *)c->C + m0 * ldc_b + n0 * 4;
+
+	acc_start(acc, cp, ldc_b, c->beta, mr, nr, full, last);
+	for (b = 0; b < c->bs; b++)
+		ubs_steps(acc, (const char *)c->A[b] + m0 * lda_b, (const char *)c->B[b] + n0 * 4,
+			  lda_b, ldb_b, steps, mr, nr, full, last);
+	acc_store(acc, cp, ldc_b, mr, nr, full, last);
+}
+
+/* A checked-B int8 tile: a second body without masks when the last vector is whole. */
+TILE_INLINE void
+ubs_tile(const struct hgc_rt_call *c, int64_t m0, int64_t n0, int nlast, int mr, int nr)
+{
+	if (nlast == VL)
+		ubs_body(c, m0, n0, nlast, mr, nr, 1);
+	else
+		ubs_body(c, m0, n0, nlast, mr, nr, 0);
+}
+
+/* The checked-B int8 tiles and their table, as TILES makes them for the other ops. */
+#define UBS_DEF(m, n, o)                                                                     \
+	static TILE_NOSAN void o##_##m##x##n(const struct hgc_rt_call *c, int64_t m0,        \
+					     int64_t n0, int nlast)                          \
+	{                                                                                    \
+		ubs_tile(c, m0, n0, nlast, m, n);                                            \
+	}
+#define UBS_SHAPE_DEF(m, n, o) UBS_DEF(m, n, o) TILE_EDGES(m)(UBS_DEF, n, o)
+UBS_SHAPES(UBS_SHAPE_DEF, OP_I8_UBS)
+static const struct tiles ubs_tiles = {
+	.fn = {UBS_SHAPES(SHAPE_ENT, OP_I8_UBS)},
+	.mr = {UBS_SHAPES(SHAPE_MR, OP_I8_UBS)},
+	.nr = UBS_SHAPES(SHAPE_FIRST_NR, OP_I8_UBS) 0,
+};
 
 /* 32-bit words of converted A and B on the stack per chunk (64 KB). */
 #define CONV_WORDS 16384
