@@ -8,6 +8,8 @@
  */
 #include "t/driver_check.h"
 
+#include <math.h>
+
 #include "heuristics/heuristics.h"
 
 /* Bind template name to the MatMul of g under threads. */
@@ -280,6 +282,70 @@ static void test_plain(void)
 	free(r);
 }
 
+/* The cheapest candidate of template name for a batched bt x (m x k x n)
+   MatMul, B constant or not; false when it does not bind or has none. */
+static bool best_batched(const char *name, int64_t bt, int64_t m, int64_t k, int64_t n,
+			 bool konst, struct hgc_heur_result *r)
+{
+	struct hgc_graph *g = hgc_graph_new();
+	struct hgc_tensor *in[2];
+	struct hgc_tmpl_bind b;
+	struct hgc_op *op;
+	struct hgc_diag d;
+	bool found = false;
+
+	hgc_diag_init(&d);
+	in[0] = hgc_graph_add_input(g, "x", HGC_DT_F32, 3, (int64_t[]){ bt, m, k },
+				    HGC_PROP_VARIABLE, NULL);
+	in[1] = hgc_graph_add_input(g, "w", HGC_DT_F32, 3, (int64_t[]){ bt, k, n },
+				    konst ? HGC_PROP_CONSTANT : HGC_PROP_VARIABLE, NULL);
+	op = hgc_graph_add_op(g, HGC_OP_MATMUL, 2, in, HGC_DT_UNDEF, NULL);
+	if (hgc_graph_finish_op(g, op, &d) < 0)
+		hgc_bug("%s", hgc_diag_text(&d));
+	hgc_graph_add_output(g, op->out[0]);
+	if (hgc_tmpl_find(name))
+		found = bind_mm(g, name, 1, &b) && hgc_heur_search(&b, NULL, 0, r, &d) == 0;
+	hgc_diag_release(&d);
+	hgc_graph_free(g);
+	return found;
+}
+
+/*
+ * B read in place in blocks narrower than N costs 1.17x the call
+ * (heuristics/matmul.c, STRIDED_B): with B constant (packed once, for
+ * free) the packed nest is cheaper; with B variable, the packing per run
+ * is weighed against it.  Only where a template reads B in place
+ * (matmul_batch_inb); otherwise the packed template's estimate alone.
+ */
+static void test_strided_b(void)
+{
+	struct hgc_heur_result *r = calloc(1, sizeof(*r));
+	double plain_c, plain_t, plain_p;
+	bool found;
+
+	found = best_batched("matmul_batch_plain", 12, 128, 64, 128, true, r);
+	ok(found && r->top[0].est.pack_ns == 0, "matmul_batch_plain, B constant: no packing per run");
+	plain_c = r->top[0].est.compute_ns;
+	plain_t = r->top[0].est.total_ns;
+	if (!best_batched("matmul_batch_inb", 12, 128, 64, 128, true, r)) {
+		diag("no matmul_batch_inb in this build: the strided-B rule has no template to apply to");
+		free(r);
+		return;
+	}
+	ok(pv(&r->top[0].env, "NB") < 128 &&
+		   fabs(r->top[0].est.compute_ns / plain_c - 1.17) < 0.03,
+	   "12 x 128x64x128, B in place in blocks of %d of 128 columns: 1.17x the packed nest's "
+	   "compute (%.1f against %.1f us)", (int)pv(&r->top[0].env, "NB"),
+	   r->top[0].est.compute_ns / 1e3, plain_c / 1e3);
+	ok(r->top[0].est.total_ns > plain_t, "B constant: the packed nest is cheaper (%.1f < %.1f us)",
+	   plain_t / 1e3, r->top[0].est.total_ns / 1e3);
+	best_batched("matmul_batch_plain", 12, 128, 64, 128, false, r);
+	plain_p = r->top[0].est.pack_ns;
+	ok(plain_p > 0, "matmul_batch_plain, B variable: B packed on every run (%.1f us)",
+	   plain_p / 1e3);
+	free(r);
+}
+
 /* The kB of cpu0's cache at index idx in sysfs ("512K"), or -1. */
 static long sysfs_kb(int idx)
 {
@@ -326,6 +392,7 @@ int main(void)
 	test_monotone();
 	test_explain();
 	test_plain();
+	test_strided_b();
 	test_odd();
 	return done_testing();
 }
