@@ -93,22 +93,25 @@ static double call_ns(const struct hgc_heur_ctx *cx, int64_t OWB, int64_t OW, in
 /* conv_direct's estimate.  A call sums BS input-channel blocks over the
    kernel window; its weights (k x OCB) are read by every row tile of the
    call, so a call whose weights exceed half the L1 runs slower (the model's
-   L1 term), which BS < ICBLK avoids at the price of more calls. */
+   L1 term), which BS < ICBLK avoids at the price of more calls.
+   conv_direct_nb (NB, the batch in the rows of a call): a call is OWB
+   pixels of all NB images, its weights read once for them. */
 static void direct(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 		   struct hgc_heur_est *o)
 {
 	int64_t N = V(N), IC = V(IC), OC = V(OC), KH = V(KH), KW = V(KW), OH = V(OH), OW = V(OW);
-	int64_t ICB = V(ICB), OCB = V(OCB), OWB = V(OWB), icblk = V(ICBLK), ocblk = V(OCBLK);
+	int64_t ICB = V(ICB), OCB = V(OCB), icblk = V(ICBLK), ocblk = V(OCBLK);
+	int64_t nb = HAS(NB) && V(NB) > 0 ? V(NB) : 1, OWB = V(OWB) * nb;
 	int64_t owblk = V(OWBLK), T = V(threads) > 0 ? V(threads) : 1;
 	int64_t BS = HAS(BS) && V(BS) > 0 ? V(BS) : icblk, chunks = cdiv(icblk, BS);
-	int64_t rows = N * ocblk * OH, per = cdiv(rows, T), bs = BS * KH * KW;
+	int64_t rows = cdiv(N, nb) * ocblk * OH, per = cdiv(rows, T), bs = BS * KH * KW;
 	int64_t wblock = OCB * icblk * ICB * KH * KW * cx->esize[1];
 	double useful = 2.0 * (double)(N * OC * OH * OW) * (double)(IC * KH * KW);
 	double thread = 2.0 * (double)(per * owblk * OWB * OCB) * (double)(icblk * KH * KW * ICB);
-	double call = call_ns(cx, OWB, OW, OCB, OC, ICB, bs, chunks);
+	double call = call_ns(cx, OWB, OW * nb, OCB, OC, ICB, bs, chunks);
 	double stream = stream_ns(cx, OWB, bs * ICB * OCB * cx->esize[1]);
 
-	o->working_set = wblock + KH * icblk * ICB * (OW + KW) * cx->esize[0] * 2;
+	o->working_set = wblock + KH * icblk * ICB * (OW + KW) * nb * cx->esize[0] * 2;
 	o->mem_ns = direct_bytes(cx, o->working_set, wblock, per, OH) / 16.0;
 	o->pack_ns = hgc_heur_pack_layouts(cx, e, T);
 	hgc_heur_finish(cx, o, useful, thread, T, (double)(per * owblk * chunks) * fmax(call, stream), 2);

@@ -42,7 +42,7 @@ chosen() {
 	"$HGC" explain "$1" | sed -n 's/.*chosen .*\b'"$2"'=\([0-9]*\).*/\1/p' | head -1
 }
 
-echo "1..21"
+echo "1..27"
 
 conv r3b 1 128 28 128 3 1 1 "" > "$tmp/r3b.hgc"
 owb=$(chosen "$tmp/r3b.hgc" OWB)
@@ -62,10 +62,10 @@ ok $? "res5a_branch2b: the weights of one call fit a sixth of L2 (ICB=$icb BS=$b
 
 # at the bench's batch 4, blocks of 16 input channels start a batch element
 # per 16 x 16 k-steps: the estimate's per-element cost takes 32 or more
-conv r5b4 4 512 7 512 3 1 1 "" > "$tmp/r5b4.hgc"
+conv r5b4 4 512 7 512 3 1 1 "use conv_direct for Convolution;" > "$tmp/r5b4.hgc"
 icb=$(chosen "$tmp/r5b4.hgc" ICB)
 test "${icb:-0}" -ge 32
-ok $? "res5a_branch2b, batch 4: blocks of 32 or more input channels (ICB=$icb)"
+ok $? "res5a_branch2b, batch 4, conv_direct: blocks of 32 or more input channels (ICB=$icb)"
 
 conv chunks 1 48 9 16 3 1 1 "pin conv_direct.ICB = 16; pin conv_direct.BS = 1;" > "$tmp/chunks.hgc"
 "$HGC" compile --dump=tir "$tmp/chunks.hgc" > "$tmp/chunks.tir" 2>&1
@@ -174,4 +174,51 @@ ok $? "odd, dilated and channels-first small-IC convs take conv_kwrow"
 for be in jit c; do
 	"$HGC" run --backend=$be "$tmp/kw1.hgc" "$tmp/kwodd.hgc" > "$tmp/kw.$be" 2>&1
 	ok $? "conv_kwrow matches the interpreter on $be"
+done
+
+# small images in a batch (res5's 7x7 at batch 4): conv_direct_nb, the
+# batch in the rows of a call (7 pixels x 4 images = 28 rows of A and C)
+conv nb5 4 512 7 512 3 1 1 "" > "$tmp/nb5.hgc"
+"$HGC" explain "$tmp/nb5.hgc" 2>&1 | grep -q 'template conv_direct_nb'
+ok $? "res5a_branch2b at batch 4: conv_direct_nb"
+conv nb5s 4 64 7 32 3 1 1 "" > "$tmp/nb5s.hgc"
+"$HGC" compile --dump=tir "$tmp/nb5s.hgc" > "$tmp/nb5s.tir" 2>&1
+grep -q 'brgemm(.*, bs, 28, [0-9]*, [0-9]*, [0-9]*, [0-9]*, [0-9]*, ' "$tmp/nb5s.tir"
+ok $? "conv_direct_nb: a call is 7 pixels x 4 images = 28 rows"
+# the same at batch 1 and at 28x28 (OW x N > 64): conv_direct
+conv nb1 1 64 7 32 3 1 1 "" > "$tmp/nb1.hgc"
+conv nb28 4 64 28 32 3 1 1 "" > "$tmp/nb28.hgc"
+! "$HGC" explain "$tmp/nb1.hgc" 2>&1 | grep -q 'template conv_direct_nb' &&
+	! "$HGC" explain "$tmp/nb28.hgc" 2>&1 | grep -q 'template conv_direct_nb'
+ok $? "batch 1 and 28x28 images at batch 4: not conv_direct_nb"
+
+# odd sizes: channel tails, a pixel tail (OWB 4 of 5), dilation, asymmetric
+# pads, a stride in H, a bias and a fused ReLU, the BS < ICBLK chunk loop
+cat > "$tmp/nbodd.hgc" <<'SPEC'
+config nb_chunks { pin conv_direct_nb.ICB = 8; pin conv_direct_nb.BS = 1; pin conv_direct_nb.OWB = 4; }
+spec nb_odd {
+  input x : f32[3, 9, 5, 13];
+  const w : f32[3, 3, 13, 19];
+  const b : f32[19];
+  y = Convolution(x, w, b, strides = [2, 1], pads_begin = [1, 2], pads_end = [0, 1],
+                  dilations = [1, 2], data_format = "NXC", weights_format = "XIO");
+  z = ReLU(y);
+  output z;
+  expect { rtol = 1e-4; atol = 1e-5; }
+}
+spec nb_chunked {
+  input x : f32[2, 20, 6, 6];
+  const w : f32[24, 20, 3, 3];
+  y = Convolution(x, w, strides = [1, 1], pads_begin = [1, 1], pads_end = [1, 1],
+                  dilations = [1, 1], data_format = "NCX", weights_format = "OIX");
+  output y;
+  config nb_chunks;
+  expect { rtol = 1e-4; atol = 1e-5; }
+}
+SPEC
+test "$("$HGC" explain "$tmp/nbodd.hgc" 2>&1 | grep -c 'template conv_direct_nb')" -eq 2
+ok $? "odd and chunked batch-in-rows convs take conv_direct_nb"
+for be in jit c; do
+	"$HGC" run --backend=$be "$tmp/nb5s.hgc" "$tmp/nbodd.hgc" > "$tmp/nb.$be" 2>&1
+	ok $? "conv_direct_nb matches the interpreter on $be"
 done
