@@ -13,6 +13,7 @@
  * ops alone) is lowered by region.c.
  */
 #include "fused_int.h"
+#include "../../heuristics/heuristics.h"
 
 #include <omp.h>
 #include <stdlib.h>
@@ -44,17 +45,21 @@ void hgc_fused_log(struct hgc_tmpl_opts *o, const char *text)
 /* Bind and choose template t for op: 1, 0 (does not apply), -1 (a pin fails).
    With rows set (a fused row reduction), NPN is pinned to 1 unless the
    config pins it, so that each thread's post-op slices hold whole rows; the
-   caller retries without when that leaves no candidate. */
+   caller retries without when that leaves no candidate.  With split set (a
+   layer of a chain split by rows jointly), MPN = threads and NPN = 1: a
+   template without them does not apply. */
 static int choose(struct hgc_tmpl_opts *o, const struct hgc_tmpl *t, const struct hgc_op *op,
-		  bool rows, int64_t mb, struct hgc_tmpl_bind *bind, struct hgc_tmpl_env *env,
-		  struct hgc_diag *d)
+		  bool rows, bool split, int64_t mb, struct hgc_tmpl_bind *bind,
+		  struct hgc_tmpl_env *env, struct hgc_diag *d)
 {
-	struct hgc_tmpl_pin pins[34];
+	struct hgc_tmpl_pin pins[36];
 	int threads = o->threads > 0 ? o->threads : omp_get_max_threads(), npins, rc, i, n;
 	int npn = t ? hgc_tmpl_sym(t, "NPN") : -1, smb = t ? hgc_tmpl_sym(t, "MB") : -1;
+	int mpn = t ? hgc_tmpl_sym(t, "MPN") : -1;
 	struct hgc_diag tmp;
 
-	if (!t || t->op != op->kind || hgc_tmpl_bind(t, op, threads, bind) < 0)
+	if (!t || t->op != op->kind || (split && (mpn < 0 || npn < 0)) ||
+	    hgc_tmpl_bind(t, op, threads, bind) < 0)
 		return 0;
 	npins = hgc_tmpl_pins_of(o, t, pins, 32);
 	for (i = 0; i < npins; i++) {
@@ -64,8 +69,10 @@ static int choose(struct hgc_tmpl_opts *o, const struct hgc_tmpl *t, const struc
 			mb = 0;
 	}
 	n = npins;
-	if (rows && npn >= 0)
+	if ((rows || split) && npn >= 0)
 		pins[n++] = (struct hgc_tmpl_pin){ .sym = npn, .value = 1, .rule = NULL };
+	if (split)
+		pins[n++] = (struct hgc_tmpl_pin){ .sym = mpn, .value = threads, .rule = NULL };
 	if (mb > 0 && smb >= 0)
 		pins[n++] = (struct hgc_tmpl_pin){ .sym = smb, .value = mb, .rule = NULL };
 	hgc_diag_init(&tmp);
@@ -107,17 +114,17 @@ static int fit_rows(struct hgc_tmpl_opts *o, const struct hgc_fused_op *fo,
 	if (!rb || smb < 0 || hgc_tmpl_sym(t, "BT") < 0 || env->v[smb] * rb <= ROWS_BYTES)
 		return 0;
 	for (size_t i = 0; i < sizeof(mbs) / sizeof(*mbs); i++)
-		if (mbs[i] * rb <= ROWS_BYTES && choose(o, t, op, true, mbs[i], bind, env, d) > 0)
+		if (mbs[i] * rb <= ROWS_BYTES && choose(o, t, op, true, false, mbs[i], bind, env, d) > 0)
 			return 1;
-	return choose(o, t, op, true, 0, bind, env, d) > 0 ? 0 : -1;
+	return choose(o, t, op, true, false, 0, bind, env, d) > 0 ? 0 : -1;
 }
 
 /* Choose fo's template as hgc_tmpl_lower_tunable would (a `use` rule, else
    the first that applies in hgc_tmpl_rank's order; with a row reduction,
-   NPN = 1 first, then
-   without): 1, 0 (none), -1 (a pin fails). */
+   NPN = 1 first, then without; split: a layer of a chain split by rows, see
+   choose): 1, 0 (none), -1 (a pin fails). */
 static int choose_fused(struct hgc_tmpl_opts *o, const struct hgc_fused_op *fo,
-			const struct hgc_op *op, struct hgc_tmpl_bind *bind,
+			const struct hgc_op *op, bool split, struct hgc_tmpl_bind *bind,
 			struct hgc_tmpl_env *env, struct hgc_diag *d)
 {
 	struct hgc_tmpl_rank rank[HGC_TMPL_RANK_MAX];
@@ -129,11 +136,11 @@ static int choose_fused(struct hgc_tmpl_opts *o, const struct hgc_fused_op *fo,
 			  HGC_TMPL_RANK_MAX);
 	for (i = 0; !rc && i < n; i++) {
 		c = rank[i].t;
-		if (fo->reduces && (rc = choose(o, c, op, true, 0, bind, env, d)) > 0 &&
+		if (fo->reduces && (rc = choose(o, c, op, true, false, 0, bind, env, d)) > 0 &&
 		    fit_rows(o, fo, op, bind, env, d) < 0)
 			return -1;
 		if (!rc)
-			rc = choose(o, c, op, false, 0, bind, env, d);
+			rc = choose(o, c, op, false, split, 0, bind, env, d);
 	}
 	return rc;
 }
@@ -454,7 +461,13 @@ int hgc_fused_members(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
    subtract, exp, sum, divide) run while it is in L1 instead of each pass
    going over the whole block.  Rows shorter than ROW_MIN elements (too
    short to vectorize well) or a box of one row keep the block passes
-   (*rows 0); else *rows and *rowlen say how the box was split. */
+   (*rows 0), unless the members are elementwise alone: then the row's
+   loops merge into one (hgc_fused_merge_loops), a pass of every member
+   per vector, however short the row.  A block of rows of a wide result
+   (GELU's 64 x 16 post_block on 3072 columns: rows 12 KiB apart, which
+   share L1 sets, so the block does not stay in L1) was read from L2 once
+   per member; so it is read once.  Else *rows and *rowlen say how the box
+   was split. */
 static int lower_rows(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
 		      struct hgc_tir_stmt *block, const struct box *bx, int64_t *rows,
 		      int64_t *rowlen, struct hgc_diag *d)
@@ -462,7 +475,7 @@ static int lower_rows(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
 	struct box row = *bx;
 	struct hgc_tir_var *v;
 	struct hgc_tir_expr *r;
-	int q = bx->n - 1, i;
+	int q = bx->n - 1, i, from;
 
 	*rows = *rowlen = 1;
 	for (i = 0; fo->reduces && i < bx->n; i++)
@@ -470,7 +483,7 @@ static int lower_rows(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
 			q = i;
 	for (i = 0; i < bx->n; i++)
 		*(i < q ? rows : rowlen) *= bx->ext[i];
-	if (q <= 0 || *rows < 2 || *rowlen < ROW_MIN) {
+	if (q <= 0 || *rows < 2 || (*rowlen < ROW_MIN && fo->reduces)) {
 		*rows = 0;
 		return hgc_fused_members(cx, fo, block, bx, d);
 	}
@@ -486,7 +499,12 @@ static int lower_rows(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
 		row.start[i] = r;
 		row.ext[i] = 1;
 	}
-	return hgc_fused_members(cx, fo, block, &row, d);
+	from = block->u.block.n;
+	if (hgc_fused_members(cx, fo, block, &row, d))
+		return -1;
+	if (!fo->reduces)
+		hgc_fused_merge_loops(cx->m, block, from);
+	return 0;
 }
 
 /* The candidate anchor for the members, its box in bx, and the log text of
@@ -580,15 +598,32 @@ struct hgc_tir_stmt *hgc_fused_new_pfor(struct hgc_tir_stmt *block, int from)
 	return pf;
 }
 
+/* The iterations of parallel loop pf (its ranges constant, as same_ranges
+   checks), or 0. */
+static int64_t iterations(const struct hgc_tir_stmt *pf)
+{
+	int64_t n = 1, b, e;
+
+	for (int i = 0; i < pf->u.pfor.n; i++) {
+		if (!hgc_tir_const_int(pf->u.pfor.begin[i], &b) ||
+		    !hgc_tir_const_int(pf->u.pfor.end[i], &e))
+			return 0;
+		n *= e > b ? e - b : 0;
+	}
+	return n;
+}
+
 /* Coarse-grained fusion marks: when the fused op just lowered (its parallel
    loop pf, NULL if none) follows another one directly and their parallel
    loops have the same ranges, both get the same merge group (the TIR
-   parallel-loop merge may join them), and the log says so. */
+   parallel-loop merge may join them), and the log says so.  Loops of one
+   iteration (one thread's MPN = NPN = 1) are not marked: merged they would
+   save no fork and keep every intermediate live at once. */
 void hgc_fused_mark_merge(struct fstate *st, struct hgc_tir_stmt *pf, const char *name)
 {
 	char line[256];
 
-	if (pf && st->last && same_ranges(st->last, pf)) {
+	if (pf && st->last && same_ranges(st->last, pf) && iterations(pf) > 1) {
 		if (!st->last->u.pfor.merge_group)
 			st->last->u.pfor.merge_group = ++st->groups;
 		pf->u.pfor.merge_group = st->last->u.pfor.merge_group;
@@ -612,9 +647,10 @@ const char *hgc_fused_name(struct hgc_lower_ctx *cx, const struct hgc_fused_op *
 }
 
 /* Lower fused op fo (its anchor as op: with pre-ops folded in): the
-   template's nest with the members at an anchor. */
+   template's nest with the members at an anchor; split: a layer of a chain
+   split by rows jointly (MPN = threads, NPN = 1). */
 static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct hgc_fused_op *fo,
-		       const struct hgc_op *op, struct hgc_tir_stmt *block,
+		       const struct hgc_op *op, bool split, struct hgc_tir_stmt *block,
 		       struct hgc_lower_view *const *in, struct hgc_lower_view *out,
 		       struct hgc_diag *d)
 {
@@ -633,7 +669,7 @@ static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 	if (hgc_fused_prepare(cx, st, fo, d))
 		return -1;
 	if (!st->o->off)
-		rc = choose_fused(st->o, fo, op, &bind, &env, d);
+		rc = choose_fused(st->o, fo, op, split, &bind, &env, d);
 	if (rc < 0)
 		return -1;
 	if (!rc) {	/* naive loops, members after them */
@@ -736,7 +772,7 @@ static int lower_with_pre(struct hgc_lower_ctx *cx, struct fstate *st,
 	}
 	if (ensure_view(cx, mod.out[0], true, d))
 		return -1;
-	return lower_fused(cx, st, fo, &mod, cx->f->body, in, &cx->views[mod.out[0]->id], d);
+	return lower_fused(cx, st, fo, &mod, false, cx->f->body, in, &cx->views[mod.out[0]->id], d);
 }
 
 /* hgc_lower_opts.lower_first: a region at its first member, a fused op
@@ -775,7 +811,7 @@ static bool takes_mb(struct hgc_tmpl_opts *o, const struct hgc_tmpl *t, const st
 		if (pins[i].sym == snb)
 			*nb = 0;
 	hgc_diag_init(&tmp);
-	rc = choose(o, t, op, false, mb, &bind, &env, &tmp);
+	rc = choose(o, t, op, false, false, mb, &bind, &env, &tmp);
 	if (rc > 0 && *nb > 0 && snb >= 0) {
 		struct hgc_tmpl_pin two[2] = { { .sym = hgc_tmpl_sym(t, "MB"), .value = mb },
 					       { .sym = snb, .value = *nb } };
@@ -837,6 +873,177 @@ static int lower_after(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 	return rc;
 }
 
+/* The number of ops of g that read tensor t. */
+static int readers(const struct hgc_graph *g, const struct hgc_tensor *t)
+{
+	int n = 0;
+
+	for (size_t k = 0; k < g->ops.len; k++) {
+		const struct hgc_op *op = HGC_GRAPH_OP(g, k);
+
+		for (int j = 0; j < op->nin; j++)
+			n += op->in[j] == t;
+	}
+	return n;
+}
+
+/*
+ * The MatMul that continues a chain after MatMul op (with its post-ops, if
+ * it anchors a fused op), or NULL: the next op of the graph, a 2-D MatMul
+ * whose A (not transposed) is op's final result and the only reader of it,
+ * which is no graph output, and without pre-ops.  Neither may hold a row
+ * reduction.  Each layer's row block then needs only the same row block of
+ * the layer before it.
+ */
+static const struct hgc_op *chain_next(const struct hgc_lower_ctx *cx, const struct fstate *st,
+				       const struct hgc_op *op)
+{
+	const struct hgc_graph *g = cx->g;
+	const struct hgc_fused_op *fo = hgc_fusion_of(st->f, op), *fn;
+	const struct hgc_op *last = fo && fo->nmembers ? fo->member[fo->nmembers - 1] : op, *nx;
+	const struct hgc_tensor *t = last->out[0];
+	size_t k;
+
+	if (!g || op->kind != HGC_OP_MATMUL || (fo && (fo->reduces || fo->pre[0] || fo->pre[1])) ||
+	    t->ndims != 2 || op->out[0]->ndims != 2 || hgc_graph_is_output(g, t))
+		return NULL;
+	for (k = 0; k < g->ops.len && HGC_GRAPH_OP(g, k) != last; k++)
+		;
+	if (k + 1 >= g->ops.len)
+		return NULL;
+	nx = HGC_GRAPH_OP(g, k + 1);
+	fn = hgc_fusion_of(st->f, nx);
+	if (nx->kind != HGC_OP_MATMUL || nx->nin < 2 || nx->in[0] != t || nx->in[1] == t ||
+	    hgc_op_bool(nx, "transpose_a") || nx->out[0]->ndims != 2 || readers(g, t) != 1 ||
+	    (fn && (fn->reduces || fn->pre[0] || fn->pre[1])))
+		return NULL;
+	return nx;
+}
+
+/* The estimate (ns) of op through the template its lowering would take
+   (choose_fused's order; split: by rows, MPN = threads and NPN = 1), and its
+   NPN (1 without one) into *npn; -1 when none takes it or the config pins
+   MPN or NPN. */
+static double layer_cost(struct hgc_tmpl_opts *o, const struct hgc_op *op, bool split,
+			 int64_t *npn_out)
+{
+	struct hgc_tmpl_rank rank[HGC_TMPL_RANK_MAX];
+	struct hgc_tmpl_pin pins[36];
+	struct hgc_tmpl_bind bind;
+	struct hgc_heur_result *r = hgc_xcalloc(1, sizeof(*r));
+	struct hgc_diag tmp;
+	int threads = o->threads > 0 ? o->threads : omp_get_max_threads(), n, np, i, j;
+	double cost = -1;
+
+	n = hgc_tmpl_rank(o, op, threads, rank, HGC_TMPL_RANK_MAX);
+	hgc_diag_init(&tmp);
+	for (i = 0; i < n && cost < 0; i++) {
+		const struct hgc_tmpl *t = rank[i].t;
+		int mpn = hgc_tmpl_sym(t, "MPN"), npn = hgc_tmpl_sym(t, "NPN");
+
+		if (t->op != op->kind || (split && (mpn < 0 || npn < 0)) ||
+		    hgc_tmpl_bind(t, op, threads, &bind) < 0)
+			continue;
+		np = hgc_tmpl_pins_of(o, t, pins, 32);
+		for (j = 0; j < np; j++)
+			if (pins[j].sym == mpn || pins[j].sym == npn)
+				goto out;
+		if (split) {
+			pins[np++] = (struct hgc_tmpl_pin){ .sym = npn, .value = 1 };
+			pins[np++] = (struct hgc_tmpl_pin){ .sym = mpn, .value = threads };
+		}
+		if (hgc_heur_search(&bind, pins, np, r, &tmp) == 0) {
+			cost = r->top[0].est.total_ns;
+			*npn_out = npn >= 0 ? r->top[0].env.v[npn] : 1;
+		}
+		else if (np > (split ? 2 : 0))
+			break;	/* a config pin fails: the lowering reports it */
+	}
+out:
+	hgc_diag_release(&tmp);
+	free(r);
+	return cost;
+}
+
+/*
+ * Plan a chain of MatMuls from op (chain_next) split by rows jointly: each
+ * layer with MPN = threads and NPN = 1, so that a thread's rows of one
+ * layer need only its rows of the layer before, the parallel loops get the
+ * same ranges and the TIR pass merges them (one fork and join, no barrier).
+ * Taken when the estimates say the split layers, less the forks and joins
+ * saved, cost no more than each layer with its own split.  The estimates of
+ * one op do not see that with NPN = 1 every thread reads all of B where it
+ * read 1 / NPN of it: when the chain's B operands together do not stay in
+ * the threads' L2 caches from one run to the next, those extra bytes come
+ * from L3 on every run and count too (DLRM's top MLP: 8.8 MB of weights).
+ * The log says what was compared.  With one thread, or a chain of one
+ * layer, nothing is planned.
+ */
+static void plan_chain(struct hgc_lower_ctx *cx, struct fstate *st, const struct hgc_op *op)
+{
+	struct hgc_heur_machine mc;
+	const struct hgc_op *nx;
+	double own = 0, rows = 0, c[2], extra = 0;
+	int64_t npn[2], bytes = 0, b;
+	int threads = st->o->threads > 0 ? st->o->threads : omp_get_max_threads(), n = 1, k;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *log;
+
+	st->nchain = st->chain_at = 0;
+	if (threads < 2 || st->o->off)
+		return;
+	st->chain[0] = op;
+	while (n < HGC_FUSE_CHAIN_MAX && (nx = chain_next(cx, st, st->chain[n - 1])))
+		st->chain[n++] = nx;
+	for (k = 0; k < n; k++) {
+		c[0] = layer_cost(st->o, st->chain[k], false, &npn[0]);
+		c[1] = layer_cost(st->o, st->chain[k], true, &npn[1]);
+		if (c[0] < 0 || c[1] < 0)
+			break;
+		own += c[0];
+		rows += c[1];
+		b = (int64_t)hgc_tensor_nbytes(st->chain[k]->in[1]);
+		bytes += b;
+		extra += (double)b * (1 - 1.0 / (double)(npn[0] > 0 ? npn[0] : 1));
+	}
+	if ((n = k) < 2)
+		return;
+	hgc_heur_machine_host(&mc, 8);
+	if (bytes <= threads * mc.l2)
+		extra = 0;
+	rows += extra / mc.l3_bw - (n - 1) * mc.fork_ns;
+	if (!(log = open_memstream(&text, &len)))
+		hgc_bug("open_memstream: out of memory");
+	fprintf(log, "coarse-grained: MatMuls");
+	for (k = 0; k < n; k++)
+		fprintf(log, " %s", hgc_fused_name(cx, &(struct hgc_fused_op){ .anchor = st->chain[k] }));
+	fprintf(log, " %s by rows jointly (MPN = %d, NPN = 1): estimate %.1f us (%d forks and "
+		"joins fewer, %.1f us of B read again from L3) against %.1f us each with its own "
+		"split", rows <= own ? "split" : "not split", threads, rows / 1e3, n - 1,
+		extra / mc.l3_bw / 1e3, own / 1e3);
+	fclose(log);
+	hgc_fused_log(st->o, text);
+	free(text);
+	st->nchain = n;
+	st->chain_split = rows <= own;
+}
+
+/* Whether MatMul op is lowered as a layer of a chain split by rows (planned
+   at its first layer). */
+static bool in_chain(struct hgc_lower_ctx *cx, struct fstate *st, const struct hgc_op *op)
+{
+	if (!st->f || op->kind != HGC_OP_MATMUL)
+		return false;
+	if (st->chain_at < st->nchain && st->chain[st->chain_at] == op)
+		return st->chain_at++, st->chain_split;
+	plan_chain(cx, st, op);
+	if (!st->nchain)
+		return false;
+	st->chain_at = 1;
+	return st->chain_split;
+}
+
 /* hgc_lower_opts.lower_tunable: fused ops here, other ops to the templates. */
 static int hook(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct hgc_tir_stmt *block,
 		struct hgc_lower_view *const *in, struct hgc_lower_view *out, struct hgc_diag *d)
@@ -845,9 +1052,15 @@ static int hook(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct hgc_ti
 	const struct hgc_lower_opts *saved = cx->opts;
 	const struct hgc_fused_op *fo = st->f ? hgc_fusion_of(st->f, op) : NULL;
 	int rc, from = block->u.block.n;
+	bool split = in_chain(cx, st, op);
 
+	if (split && !fo) {	/* a layer without post-ops: a fused op without members */
+		struct hgc_fused_op alone = { .anchor = op, .domain = op->out[0] };
+
+		return lower_fused(cx, st, &alone, op, true, block, in, out, d);
+	}
 	if (fo)
-		return lower_fused(cx, st, fo, op, block, in, out, d);
+		return lower_fused(cx, st, fo, op, split, block, in, out, d);
 	cx->opts = &st->plain;
 	rc = lower_after(cx, st, op, block, in, out, d);
 	cx->opts = saved;

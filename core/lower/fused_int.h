@@ -10,6 +10,7 @@
 #include "lower_int.h"
 
 #define L1_BYTES 32768		/* the data a slice may touch and stay in L1 */
+#define HGC_FUSE_CHAIN_MAX 16	/* MatMuls one row-split chain holds at most */
 
 /* The lowering state: the plan and the template options. */
 struct fstate {
@@ -23,6 +24,11 @@ struct fstate {
 	const struct hgc_tmpl *last_t;	/* the previous fused op's template and its MB
 					   (0: none): the next MatMul takes the same rows */
 	int64_t last_mb;
+	/* A chain of MatMuls split by rows jointly (MPN = threads, NPN = 1), so
+	   that their parallel loops merge: its layers, and how many are lowered. */
+	const struct hgc_op *chain[HGC_FUSE_CHAIN_MAX];
+	int nchain, chain_at;
+	bool chain_split;		/* the estimates chose the split (else: planned, not split) */
 };
 
 /* A box of the result: start and extent per canonical dim. */

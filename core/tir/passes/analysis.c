@@ -10,14 +10,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Record the range of a loop variable when its bounds are constants. */
+/* Record a loop over [b, b + span) (b not constant, step 1) as relative to b. */
+static void rel_range(struct hgc_tp_vars *v, struct hgc_tir_var *var, struct hgc_tir_expr *b,
+		      struct hgc_tir_expr *e, struct hgc_tir_expr *s)
+{
+	int64_t span, step = 1;
+
+	if ((s && (!hgc_tir_const_int(s, &step) || step != 1)) || e->kind != HGC_TIR_E_BINARY ||
+	    e->op != HGC_TIR_ADD || e->nops != 2 || !hgc_tp_expr_eq(e->ops[0], b) ||
+	    !hgc_tir_const_int(e->ops[1], &span) || span < 1)
+		return;
+	v->rel_base[var->id] = b;
+	v->rel_span[var->id] = span;
+}
+
+/* Record the range of a loop variable when its bounds are constants (or
+   its end is its begin plus a constant: rel_range). */
 static void loop_range(struct hgc_tp_vars *v, struct hgc_tir_var *var, struct hgc_tir_expr *b,
 		       struct hgc_tir_expr *e, struct hgc_tir_expr *s)
 {
 	int64_t lo, end, step = 1;
 
-	if (!hgc_tir_const_int(b, &lo) || !hgc_tir_const_int(e, &end) ||
-	    (s && !hgc_tir_const_int(s, &step)) || step <= 0 || end <= lo)
+	if (!hgc_tir_const_int(b, &lo)) {
+		rel_range(v, var, b, e, s);
+		return;
+	}
+	if (!hgc_tir_const_int(e, &end) || (s && !hgc_tir_const_int(s, &step)) || step <= 0 ||
+	    end <= lo)
 		return;
 	v->known[var->id] = true;
 	v->lo[var->id] = lo;
@@ -54,6 +73,8 @@ void hgc_tp_vars_init(struct hgc_tp_vars *v, struct hgc_tir_module *m, struct hg
 	v->lo = hgc_xcalloc(n, sizeof(*v->lo));
 	v->hi = hgc_xcalloc(n, sizeof(*v->hi));
 	v->step = hgc_xcalloc(n, sizeof(*v->step));
+	v->rel_base = hgc_xcalloc(n, sizeof(*v->rel_base));
+	v->rel_span = hgc_xcalloc(n, sizeof(*v->rel_span));
 	hgc_tir_walk_stmt(f->body, &vis);
 }
 
@@ -65,6 +86,8 @@ void hgc_tp_vars_release(struct hgc_tp_vars *v)
 	free(v->lo);
 	free(v->hi);
 	free(v->step);
+	free(v->rel_base);
+	free(v->rel_span);
 }
 
 /* a += c * b; false on overflow or too many terms. */
@@ -449,17 +472,49 @@ void hgc_tp_mark_inner(const struct hgc_tp_scan *sc, int l, bool *inner, int nva
 	}
 }
 
+/*
+ * Replace in a every term c * k of an inner loop variable k over [base, base +
+ * span) (rel_base) by c * base, adding c * [0, span) to [*lo, *hi]: the
+ * brgemm batch loop (k in ks..ks + BS) then counts as ks plus a bounded rest.
+ * False when a base is not affine or the forms grow too large.
+ */
+static bool expand_rel(const struct hgc_tp_vars *v, const bool *inner, struct hgc_tp_aff *a,
+		       int64_t *lo, int64_t *hi)
+{
+	int rounds = 0;
+
+	for (int i = 0; i < a->n; i++) {
+		int id = a->t[i].var->id;
+		int64_t c = a->t[i].c;
+		struct hgc_tp_aff b;
+
+		if (id >= v->n || !inner[id] || v->known[id] || !v->rel_base[id])
+			continue;
+		if (++rounds > HGC_TP_AFF_MAX)
+			return false;
+		b = hgc_tp_affine(v, v->rel_base[id]);
+		a->t[i] = a->t[--a->n];
+		if (!b.ok || !aff_add(a, &b, c))
+			return false;
+		*(c > 0 ? hi : lo) += c * (v->rel_span[id] - 1);
+		i = -1;		/* the base's terms may be relative too */
+	}
+	return true;
+}
+
 /* Split an index into its fixed part (*fixed) and the range of the rest. */
 bool hgc_tp_split(const struct hgc_tp_vars *v, const bool *inner, const struct hgc_tir_expr *e,
 		  int64_t ext, struct hgc_tp_aff *fixed, int64_t *lo, int64_t *hi)
 {
 	struct hgc_tp_aff a = hgc_tp_affine(v, e);
+	int64_t rlo = 0, rhi = 0;
 
-	if (!a.ok)
+	if (!a.ok || !expand_rel(v, inner, &a, &rlo, &rhi))
 		return false;
 	memset(fixed, 0, sizeof(*fixed));
 	fixed->ok = true;
-	*lo = *hi = a.c0;
+	*lo = a.c0 + rlo;
+	*hi = a.c0 + rhi;
 	for (int i = 0; i < a.n; i++) {
 		int id = a.t[i].var->id;
 		int64_t c = a.t[i].c;

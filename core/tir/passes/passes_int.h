@@ -27,6 +27,10 @@ struct hgc_tp_vars {
 	const struct hgc_tir_expr **let;	/* value of an immutable let, or NULL */
 	bool *known;			/* a loop variable with constant bounds */
 	int64_t *lo, *hi, *step;	/* its first and last value, its step */
+	/* A loop variable over [base, base + span), step 1, base not constant (a
+	   brgemm's batch loop, k in ks..ks + BS): base, or NULL; and span. */
+	const struct hgc_tir_expr **rel_base;
+	int64_t *rel_span;
 };
 
 /* A loop (FOR or PFOR) of the scanned function. */

@@ -231,6 +231,106 @@ static bool movable(const struct pair *p, const struct hgc_tir_stmt *u2)
 	return true;
 }
 
+/* The constant value of e (NULL: dflt), or -1 when it is not a constant. */
+static int64_t konst(const struct hgc_tir_expr *e, int64_t dflt)
+{
+	int64_t v;
+
+	return !e ? dflt : hgc_tir_const_int(e, &v) ? v : -1;
+}
+
+/* Mutator: the packing loop's first index as (first loop's index) * q + inner. */
+static struct hgc_tir_expr *coarse_var(struct hgc_tir_mutator *mu, struct hgc_tir_expr *e)
+{
+	struct hgc_tir_expr **x = mu->ctx;	/* [0]: the old index as a variable ref, [1]: new */
+
+	if (e->kind == HGC_TIR_E_VAR && e->u.var == x[0]->u.var)
+		return hgc_tir_expr_copy(mu->m, x[1]);
+	return e;
+}
+
+/*
+ * Parallel loop q (E0 x E1 x ... iterations from 0) run as a loop over the
+ * ranges of the first loop a (A0 x 1 x ... 1, A0 dividing E0): iteration
+ * (i, 0, ...) of the result runs q's iterations whose first index is in
+ * [i * E0 / A0, (i + 1) * E0 / A0), every later index serially.  Any grouping
+ * of a parallel loop's iterations computes the same, so this is always
+ * right; it lets the packing of the second op's A (a loop over row blocks
+ * and k blocks, between the two nests) join the merge of a with the second
+ * op, when the row blocks of the packing are those of a's iterations (the
+ * legality check of the merge decides that).  NULL when the ranges do not
+ * have this form.
+ */
+static struct hgc_tir_stmt *coarsen(struct hgc_tir_module *m, const struct hgc_tir_stmt *a,
+				    struct hgc_tir_stmt *q)
+{
+	struct hgc_tir_var *v[MAXD];
+	struct hgc_tir_expr *b[MAXD], *e[MAXD], *x[2];
+	struct hgc_tir_mutator mu = { .expr = coarse_var, .m = m, .ctx = x };
+	struct hgc_tir_stmt *pf, *body;
+	int64_t a0 = konst(a->u.pfor.end[0], 0), e0 = konst(q->u.pfor.end[0], 0);
+	struct hgc_tir_var *in;
+
+	if (a->u.pfor.n > MAXD || a0 < 2 || e0 < a0 || e0 % a0 ||
+	    konst(q->u.pfor.begin[0], -1) != 0 || konst(q->u.pfor.step[0], 1) != 1)
+		return NULL;
+	for (int k = 0; k < a->u.pfor.n; k++)
+		if (konst(a->u.pfor.begin[k], -1) != 0 || konst(a->u.pfor.step[k], 1) != 1 ||
+		    (k && konst(a->u.pfor.end[k], -1) != 1))
+			return NULL;
+	for (int k = 1; k < q->u.pfor.n; k++)
+		if (konst(q->u.pfor.step[k], 1) != 1)
+			return NULL;
+	for (int k = 0; k < a->u.pfor.n; k++) {
+		v[k] = hgc_tir_var_new(m, a->u.pfor.vars[k]->name, a->u.pfor.vars[k]->type);
+		b[k] = hgc_tir_expr_copy(m, a->u.pfor.begin[k]);
+		e[k] = hgc_tir_expr_copy(m, a->u.pfor.end[k]);
+	}
+	pf = hgc_tir_pfor(m, NULL, a->u.pfor.n, v, b, e, NULL);
+	pf->u.pfor.merge_group = a->u.pfor.merge_group;
+	in = hgc_tir_var_new(m, q->u.pfor.vars[0]->name, q->u.pfor.vars[0]->type);
+	body = hgc_tir_body(hgc_tir_for(m, hgc_tir_body(pf), in, hgc_tir_idx(m, 0),
+					hgc_tir_idx(m, e0 / a0), NULL));
+	for (int k = 1; k < q->u.pfor.n; k++)
+		body = hgc_tir_body(hgc_tir_for(m, body, q->u.pfor.vars[k], q->u.pfor.begin[k],
+						q->u.pfor.end[k], NULL));
+	x[0] = hgc_tir_ref(m, q->u.pfor.vars[0]);
+	x[1] = hgc_tir_add(m, hgc_tir_mul(m, hgc_tir_ref(m, v[0]), hgc_tir_idx(m, e0 / a0)),
+			   hgc_tir_ref(m, in));
+	hgc_tir_append(body, hgc_tir_mutate_stmt(q->u.pfor.body, &mu));
+	return pf;
+}
+
+/*
+ * When the second unit (a block) starts, after tensor definitions, with a
+ * parallel loop the first loop's iterations feed (the packing of the second
+ * op's A from the first op's result) that coarsen can run over the first
+ * loop's ranges: the definitions and that loop, coarsened, go before the
+ * unit, so that the next round merges it into the first loop and then the
+ * rest of the unit.  Whether anything changed.
+ */
+static bool split_unit(struct pair *p, struct hgc_tir_stmt *blk, int j)
+{
+	struct hgc_tir_stmt *u2 = blk->u.block.stmts[j], *q, *c;
+	int k;
+
+	if (u2 == p->b || u2->kind != HGC_TIR_S_BLOCK)
+		return false;
+	for (k = 0; k < u2->u.block.n && u2->u.block.stmts[k]->kind == HGC_TIR_S_TENSOR; k++)
+		;
+	q = k < u2->u.block.n ? u2->u.block.stmts[k] : NULL;
+	if (!q || q == p->b || q->kind != HGC_TIR_S_PFOR || q->u.pfor.merge_group ||
+	    independent(p, q) || !(c = coarsen(p->m, p->a, q)))
+		return false;
+	for (int i = 0; i < k; i++)
+		hgc_tir_insert(blk, j++, u2->u.block.stmts[i]);
+	hgc_tir_insert(blk, j, c);
+	memmove(&u2->u.block.stmts[0], &u2->u.block.stmts[k + 1],
+		(size_t)(u2->u.block.n - k - 1) * sizeof(*u2->u.block.stmts));
+	u2->u.block.n -= k + 1;
+	return true;
+}
+
 /* Merge unit s[j] into unit s[i] of block blk: the tensor definitions between them, and
    those of the second unit, go before the first loop, which takes both bodies. */
 static void merge(struct pair *p, struct hgc_tir_stmt *blk, int i, int j)
@@ -287,8 +387,8 @@ static bool find_pre(struct hgc_tir_visitor *v, struct hgc_tir_stmt *blk)
 		p->b = b;
 		p->l1 = loop_index(&p->sc, a);
 		p->l2 = loop_index(&p->sc, b);
-		if (movable(p, s[j]) && legal(p)) {
-			merge(p, blk, i, j);
+		if (movable(p, s[j]) ? legal(p) && (merge(p, blk, i, j), true)
+				     : split_unit(p, blk, j)) {
 			fd->merged = true;
 			return false;
 		}

@@ -1,0 +1,215 @@
+/*
+ * 146-mlp-merge: the layers of an MLP as one parallel loop.  At 2 threads a
+ * chain of MatMuls (each reading the one before, with its bias and ReLU)
+ * is split by rows jointly (MPN = 2, NPN = 1) when the estimates say so,
+ * so that a thread's rows of one layer need only its rows of the layer
+ * before; the TIR pass merges the parallel loops (the brgemm batch loop
+ * k in ks..ks + BS counts as ks plus a bounded rest in the legality check),
+ * and the packing of a layer's A (matmul_packa, K a multiple of 1024) joins
+ * the merged loop, a thread packing its own rows.  Checked: the log (the
+ * comparison of the estimates; a chain whose weights do not stay in L2 is
+ * not split), the TIR (one parallel loop in the entry, the packing in it),
+ * a config that pins MPN (no chain planned), one thread (nothing merged),
+ * the elementwise members of a short-row block (GELU on 64 x 16 blocks of
+ * a 3072-column result) as one loop per row,
+ * and the numbers against the interpreter on the JIT and the C backend,
+ * with parallel_merge, fuse or tensor_shrink off.
+ */
+#include "t/driver_check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char src[] =
+	"spec mlp3 {\n"
+	"  input x : f32[32, 13] = uniform(lo = -1, hi = 1, seed = 1);\n"
+	"  const w0 : f32[13, 64] = normal(mean = 0, std = 0.3, seed = 2);\n"
+	"  const b0 : f32[64] = uniform(lo = -0.1, hi = 0.1, seed = 3);\n"
+	"  const w1 : f32[64, 48] = normal(mean = 0, std = 0.1, seed = 4);\n"
+	"  const b1 : f32[48] = uniform(lo = -0.1, hi = 0.1, seed = 5);\n"
+	"  const w2 : f32[48, 32] = normal(mean = 0, std = 0.1, seed = 6);\n"
+	"  h0 = MatMul(x, w0, b0); r0 = ReLU(h0);\n"
+	"  h1 = MatMul(r0, w1, b1); r1 = ReLU(h1);\n"
+	"  y = MatMul(r1, w2); output y;\n"
+	"  expect { rtol = 1e-4; atol = 1e-5; } }\n"
+	"spec mlp_packa {\n"
+	"  input x : f32[32, 64] = uniform(lo = -1, hi = 1, seed = 7);\n"
+	"  const w0 : f32[64, 1024] = normal(mean = 0, std = 0.1, seed = 8);\n"
+	"  const b0 : f32[1024] = uniform(lo = -0.1, hi = 0.1, seed = 9);\n"
+	"  const w1 : f32[1024, 32] = normal(mean = 0, std = 0.03, seed = 10);\n"
+	"  h0 = MatMul(x, w0, b0); r0 = ReLU(h0);\n"
+	"  h1 = MatMul(r0, w1); y = Sigmoid(h1); output y;\n"
+	"  expect { rtol = 1e-4; atol = 1e-5; } }\n"
+	"spec mlp_wide {\n"
+	"  input x : f32[32, 512] = uniform(lo = -1, hi = 1, seed = 11);\n"
+	"  const w0 : f32[512, 256] = normal(mean = 0, std = 0.06, seed = 12);\n"
+	"  const w1 : f32[256, 512] = normal(mean = 0, std = 0.06, seed = 13);\n"
+	"  const w2 : f32[512, 256] = normal(mean = 0, std = 0.04, seed = 14);\n"
+	"  const w3 : f32[256, 512] = normal(mean = 0, std = 0.06, seed = 15);\n"
+	"  h0 = MatMul(x, w0); r0 = ReLU(h0); h1 = MatMul(r0, w1); r1 = ReLU(h1);\n"
+	"  h2 = MatMul(r1, w2); r2 = ReLU(h2); y = MatMul(r2, w3); output y;\n"
+	"  expect { rtol = 1e-4; atol = 1e-5; } }\n"
+	"spec ffn_gelu {\n"
+	"  input x : f32[64, 256] = uniform(lo = -1, hi = 1, seed = 14);\n"
+	"  const w1 : f32[256, 3072] = normal(mean = 0, std = 0.06, seed = 15);\n"
+	"  const b1 : f32[3072] = uniform(lo = -0.1, hi = 0.1, seed = 16);\n"
+	"  const w2 : f32[3072, 16] = normal(mean = 0, std = 0.02, seed = 17);\n"
+	"  h = MatMul(x, w1, b1); g = GELU(h);\n"
+	"  y = MatMul(g, w2); output y;\n"
+	"  expect { rtol = 1e-4; atol = 1e-5; } }\n";
+
+/* Count the occurrences of needle in hay. */
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *s = hay; (s = strstr(s, needle)); s++)
+		n++;
+	return n;
+}
+
+/* Lower sp (threads, one rule or none): the TIR after the passes as text
+   (only its entry function) and the template log into *plan. */
+static char *lower(const struct hgc_spec *sp, int threads, const struct hgc_tmpl_rule *rule,
+		   char **plan)
+{
+	struct hgc_driver_opts o;
+	struct hgc_tir_module *m;
+	struct hgc_diag d;
+	char *s = NULL, *init;
+
+	hgc_driver_opts_init(&o);
+	o.threads = threads;
+	if (rule)
+		o.rules = rule, o.nrules = 1;
+	hgc_diag_init(&d);
+	*plan = NULL;
+	m = hgc_driver_lower(sp->graph, &o, plan, &d);
+	if (m)
+		s = hgc_tir_module_str(m);
+	else
+		diag("%s", hgc_diag_text(&d));
+	if (!*plan)
+		*plan = strdup("");
+	if (s && (init = strstr(s, "init func")))
+		*init = 0;
+	hgc_tir_module_free(m);
+	hgc_diag_release(&d);
+	return s ? s : strdup("");
+}
+
+/* Whether text has needle; else say what it has. */
+static bool has(const char *text, const char *needle)
+{
+	if (strstr(text, needle))
+		return true;
+	diag("no '%s' in:\n%s", needle, text);
+	return false;
+}
+
+/* Compile sp on backend b at threads under one rule (NULL: none), run, compare. */
+static void run(const struct hgc_spec *sp, enum hgc_driver_backend b, int threads,
+		const struct hgc_tmpl_rule *rule)
+{
+	struct hgc_driver_opts o;
+	char why[512];
+
+	hgc_driver_opts_init(&o);
+	o.backend = b;
+	o.disk_cache = false;
+	o.threads = threads;
+	if (rule)
+		o.rules = rule, o.nrules = 1;
+	if (!ok(dc_spec_matches(sp, &o, why, sizeof(why)), "%s on %s, %d threads, %s", sp->name,
+		hgc_driver_backend_name(b), threads, rule ? rule->key : "every pass on"))
+		diag("%s", why);
+}
+
+/* The chain of mlp3 split by rows and merged into one loop. */
+static void test_split(const struct hgc_spec *sp)
+{
+	static const struct hgc_tmpl_rule pin = { "pin", "matmul_plain.MPN", "2", { NULL, 0, 0 } };
+	char *plan, *s = lower(sp, 2, NULL, &plan);
+
+	ok(has(plan, "coarse-grained: MatMuls h0 h1 y split by rows jointly (MPN = 2, NPN = 1): "
+		     "estimate "), "mlp3: the three layers are split by rows jointly");
+	ok(has(plan, "MatMul y: template matmul_plain, fused (") && has(plan, "MPN=2 NPN=1"),
+	   "mlp3: the last layer (no post-ops) takes the split too");
+	is_int(count(s, "parallel for"), 1, "mlp3: one parallel loop in the entry");
+	is_int(count(s, "merge 1 {"), 1, "mlp3: the merged one");
+	free(s);
+	free(plan);
+	s = lower(sp, 1, NULL, &plan);
+	ok(!strstr(plan, "by rows jointly") && !strstr(s, "merge 1"),
+	   "mlp3 at 1 thread: no chain, no merge marks (one iteration)");
+	free(s);
+	free(plan);
+	s = lower(sp, 2, &pin, &plan);
+	ok(!strstr(plan, "by rows jointly") && has(plan, "MPN=2 NPN=1"),
+	   "mlp3 with MPN pinned: the config decides, no chain planned");
+	free(s);
+	free(plan);
+}
+
+/* The packing of the second layer's A inside the merged loop. */
+static void test_packa(const struct hgc_spec *sp)
+{
+	static const struct hgc_tmpl_rule off = { "pass", "parallel_merge", "off", { NULL, 0, 0 } };
+	char *plan, *s = lower(sp, 2, NULL, &plan);
+
+	ok(has(plan, "h0 h1 split by rows jointly") && has(plan, "MatMul h1: template matmul_packa"),
+	   "mlp_packa: split by rows, the second layer packs A");
+	is_int(count(s, "parallel for"), 1, "mlp_packa: one parallel loop, the packing in it");
+	ok(has(s, "(mpi * 1 + "), "mlp_packa: a thread packs its own row blocks");
+	free(s);
+	free(plan);
+	s = lower(sp, 2, &off, &plan);
+	is_int(count(s, "parallel for"), 3, "mlp_packa, parallel_merge off: three loops");
+	free(s);
+	free(plan);
+}
+
+int main(void)
+{
+	static const struct hgc_tmpl_rule off[] = {
+		{ "pass", "parallel_merge", "off", { NULL, 0, 0 } },
+		{ "pass", "fuse", "off", { NULL, 0, 0 } },
+		{ "pass", "tensor_shrink", "off", { NULL, 0, 0 } },
+	};
+	struct hgc_program p;
+	struct hgc_diag d;
+	char *plan, *s;
+
+	hgc_diag_init(&d);
+	hgc_program_init(&p);
+	if (hgc_program_load_string(&p, "mlp.hgc", src, &d) < 0)
+		diag("%s", hgc_diag_text(&d));
+	is_int((int)p.specs.len, 4, "the specs load");
+	test_split(HGC_PROGRAM_SPEC(&p, 0));
+	test_packa(HGC_PROGRAM_SPEC(&p, 1));
+	s = lower(HGC_PROGRAM_SPEC(&p, 2), 2, NULL, &plan);
+	ok(has(plan, "coarse-grained: MatMuls h0 h1 h2 y not split by rows jointly") &&
+	   !strstr(plan, "B read again from L3) against 0"),
+	   "mlp_wide: 2 MB of weights, half per thread, would be read whole by each: not split");
+	free(s);
+	free(plan);
+	s = lower(HGC_PROGRAM_SPEC(&p, 3), 2, NULL, &plan);
+	ok(has(plan, "h: members row by row at post_block, 64 rows of 16"),
+	   "ffn_gelu: GELU's members on 64 x 16 blocks go row by row");
+	is_int(count(s, "erf("), 1, "ffn_gelu: the row's members are one loop");
+	free(s);
+	free(plan);
+	for (size_t i = 0; i < p.specs.len; i++) {
+		const struct hgc_spec *sp = HGC_PROGRAM_SPEC(&p, i);
+
+		run(sp, HGC_DRIVER_JIT, 2, NULL);
+		run(sp, HGC_DRIVER_C, 2, NULL);
+		run(sp, HGC_DRIVER_JIT, 1, NULL);
+		for (int k = 0; k < 3; k++)
+			run(sp, HGC_DRIVER_JIT, 2, &off[k]);
+	}
+	hgc_driver_cache_clear();
+	hgc_diag_release(&d);
+	hgc_program_release(&p);
+	done_testing();
+}
