@@ -42,7 +42,7 @@ chosen() {
 	"$HGC" explain "$1" | sed -n 's/.*chosen .*\b'"$2"'=\([0-9]*\).*/\1/p' | head -1
 }
 
-echo "1..27"
+echo "1..32"
 
 conv r3b 1 128 28 128 3 1 1 "" > "$tmp/r3b.hgc"
 owb=$(chosen "$tmp/r3b.hgc" OWB)
@@ -112,9 +112,9 @@ done
 
 # a strided 1x1 conv on channels-last tensors: conv_1x1, X read and Y
 # written in place (no packed copy of either), on both backends
-conv r3s 2 32 14 48 1 2 0 "" > "$tmp/r3s.hgc"
+conv r3s 2 32 14 48 1 2 0 "use conv_1x1 for Convolution;" > "$tmp/r3s.hgc"
 "$HGC" compile --dump=tir "$tmp/r3s.hgc" > "$tmp/r3s.tir" 2>&1
-"$HGC" explain "$tmp/r3s.hgc" 2>&1 | grep -q 'conv_1x1' &&
+"$HGC" explain "$tmp/r3s.hgc" 2>&1 | grep -q 'template conv_1x1:' &&
 	! grep -q 'tensor [XY]: ' "$tmp/r3s.tir" && grep -q 'brgemm' "$tmp/r3s.tir"
 ok $? "1x1 stride 2 channels-last: conv_1x1 in place, no packed input or output"
 for be in jit c; do
@@ -221,4 +221,44 @@ ok $? "odd and chunked batch-in-rows convs take conv_direct_nb"
 for be in jit c; do
 	"$HGC" run --backend=$be "$tmp/nb5s.hgc" "$tmp/nbodd.hgc" > "$tmp/nb.$be" 2>&1
 	ok $? "conv_direct_nb matches the interpreter on $be"
+done
+
+# strided 1x1 convs of small images in a batch (res5a_branch1 at batch 4):
+# conv_1x1_nb, one output row of every image per call from T ([OW, N, IC]:
+# 7 x 4 = 28 rows), channel groups of 256 or more per copy
+conv nb1x1 4 1024 14 2048 1 2 0 "" > "$tmp/nb1x1.hgc"
+"$HGC" explain "$tmp/nb1x1.hgc" > "$tmp/nb1x1.exp" 2>&1
+ocb=$(chosen "$tmp/nb1x1.hgc" OCB) ocgb=$(chosen "$tmp/nb1x1.hgc" OCGB)
+grep -q 'template conv_1x1_nb' "$tmp/nb1x1.exp" && test $(( ${ocb:-0} * ${ocgb:-0} )) -ge 256
+ok $? "res5a_branch1 at batch 4: conv_1x1_nb, groups of 256 or more channels (OCB=$ocb OCGB=$ocgb)"
+conv nb1x1s 4 64 14 32 1 2 0 "" > "$tmp/nb1x1s.hgc"
+"$HGC" compile --dump=tir "$tmp/nb1x1s.hgc" > "$tmp/nb1x1s.tir" 2>&1
+grep -q 'brgemm(.*, bs, 28, [0-9]*, [0-9]*, 64, ' "$tmp/nb1x1s.tir" && grep -q 'tensor T: f32\[1792\]' "$tmp/nb1x1s.tir"
+ok $? "conv_1x1_nb: 28-row calls from T (7 pixels x 4 images x 64 channels)"
+# odd sizes, stride 3 x 2, a bias and a fused ReLU, NCX data
+cat > "$tmp/nb1odd.hgc" <<'SPEC'
+spec nb1_odd {
+  input x : f32[3, 11, 9, 40];
+  const w : f32[1, 1, 40, 24];
+  const b : f32[24];
+  y = Convolution(x, w, b, strides = [3, 2], pads_begin = [0, 0], pads_end = [0, 0],
+                  dilations = [1, 1], data_format = "NXC", weights_format = "XIO");
+  z = ReLU(y);
+  output z;
+  expect { rtol = 1e-4; atol = 1e-5; }
+}
+spec nb1_ncx {
+  input x : f32[2, 12, 10, 10];
+  const w : f32[36, 12, 1, 1];
+  y = Convolution(x, w, strides = [2, 2], pads_begin = [0, 0], pads_end = [0, 0],
+                  dilations = [1, 1], data_format = "NCX", weights_format = "OIX");
+  output y;
+  expect { rtol = 1e-4; atol = 1e-5; }
+}
+SPEC
+test "$("$HGC" explain "$tmp/nb1odd.hgc" 2>&1 | grep -c 'template conv_1x1_nb')" -eq 2
+ok $? "odd and channels-first strided 1x1 convs in a batch take conv_1x1_nb"
+for be in jit c; do
+	"$HGC" run --backend=$be "$tmp/nb1x1s.hgc" "$tmp/nb1odd.hgc" > "$tmp/nb1.$be" 2>&1
+	ok $? "conv_1x1_nb matches the interpreter on $be"
 done
