@@ -141,10 +141,14 @@ VINLINE void ubs_row(vreg *acc, vreg a, const vreg *b, int nr)
 		acc[j] = _mm256_add_epi32(acc[j], _mm256_madd_epi16(t[j], _mm256_set1_epi16(1)));
 }
 
-/* One k step of a checked-B int8 tile: B's vectors at bp, A at base[] (rows per row_base). */
+/*
+ * One k step of a checked-B int8 tile: B's vectors at bp, A at base[]
+ * (rows per row_base).  With chk, *big also collects the largest |b| of
+ * each byte lane of B (vpabsb, vpmaxub: -128 counts as 128).
+ */
 TILE_INLINE void
 ubs_step(vreg acc[TILE_MAX_MR][TILE_MAX_NR], const char *base[6], const char *bp,
-	 int64_t lda_b, int mr, int nr, int full, vmask last)
+	 int64_t lda_b, int mr, int nr, int full, vmask last, int chk, vreg *big)
 {
 	vreg bv[TILE_MAX_NR];
 	int i, j, g, nbase = row_nbase(mr);
@@ -152,6 +156,11 @@ ubs_step(vreg acc[TILE_MAX_MR][TILE_MAX_NR], const char *base[6], const char *bp
 	UNROLL for (j = 0; j < nr; j++)
 		bv[j] = prep_b(j == nr - 1 && !full ? vload_m(bp + j * VL * 4, last)
 						    : vload(bp + j * VL * 4));
+	if (chk) {
+		UNROLL for (j = 0; j < nr; j++)
+			*big = _mm256_max_epu8(*big, _mm256_abs_epi8(bv[j]));
+		PIN(*big);
+	}
 	UNROLL for (i = 0; i < mr; i++)
 		ubs_row(acc[i], vbcast(base[row_base[i]] + row_mult[i] * lda_b), bv, nr);
 	UNROLL for (i = 0; i < mr; i++)
@@ -166,7 +175,8 @@ ubs_step(vreg acc[TILE_MAX_MR][TILE_MAX_NR], const char *base[6], const char *bp
 /* All k steps of one batch element of a checked-B int8 tile: a at its first row, bp at its column. */
 TILE_INLINE void
 ubs_steps(vreg acc[TILE_MAX_MR][TILE_MAX_NR], const char *a, const char *bp, int64_t lda_b,
-	  int64_t ldb_b, int64_t steps, int mr, int nr, int full, vmask last)
+	  int64_t ldb_b, int64_t steps, int mr, int nr, int full, vmask last, int chk,
+	  vreg *big)
 {
 	const char *base[6];
 	int64_t s;
@@ -175,34 +185,44 @@ ubs_steps(vreg acc[TILE_MAX_MR][TILE_MAX_NR], const char *a, const char *bp, int
 	UNROLL for (g = 0; g < nbase; g++)
 		base[g] = a + 3 * g * lda_b;
 	for (s = 0; s < steps; s++, bp += ldb_b)
-		ubs_step(acc, base, bp, lda_b, mr, nr, full, last);
+		ubs_step(acc, base, bp, lda_b, mr, nr, full, last, chk, big);
 }
 
-/* The whole batch of a checked-B int8 tile; full says its last vector has all columns. */
-TILE_INLINE void
+/*
+ * The whole batch of a checked-B int8 tile; full says its last vector has
+ * all columns.  With chk, the tile also checks the B it reads (every k of
+ * its columns): it stores C and returns 1 when no byte of B exceeds 64 in
+ * magnitude (so no pair of k can reach 129), else it leaves C alone and
+ * returns 0.
+ */
+TILE_INLINE int
 ubs_body(const struct hgc_rt_call *c, int64_t m0, int64_t n0, int nlast, int mr, int nr,
-	 int full)
+	 int full, int chk)
 {
-	vreg acc[TILE_MAX_MR][TILE_MAX_NR];
+	vreg acc[TILE_MAX_MR][TILE_MAX_NR], big = vzero();
 	vmask last = vmask_first(nlast);
 	int64_t lda_b = c->lda, ldb_b = c->ldb, ldc_b = c->ldc * 4, steps = c->K / 4, b;
 	char *cp = (char *)c->C + m0 * ldc_b + n0 * 4;
+	const vreg lim = _mm256_set1_epi8(64);
 
 	acc_start(acc, cp, ldc_b, c->beta, mr, nr, full, last);
 	for (b = 0; b < c->bs; b++)
 		ubs_steps(acc, (const char *)c->A[b] + m0 * lda_b, (const char *)c->B[b] + n0 * 4,
-			  lda_b, ldb_b, steps, mr, nr, full, last);
+			  lda_b, ldb_b, steps, mr, nr, full, last, chk, &big);
+	if (chk && _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(big, lim), lim)) != -1)
+		return 0;
 	acc_store(acc, cp, ldc_b, mr, nr, full, last);
+	return 1;
 }
 
 /* A checked-B int8 tile: a second body without masks when the last vector is whole. */
-TILE_INLINE void
-ubs_tile(const struct hgc_rt_call *c, int64_t m0, int64_t n0, int nlast, int mr, int nr)
+TILE_INLINE int
+ubs_tile(const struct hgc_rt_call *c, int64_t m0, int64_t n0, int nlast, int mr, int nr,
+	 int chk)
 {
 	if (nlast == VL)
-		ubs_body(c, m0, n0, nlast, mr, nr, 1);
-	else
-		ubs_body(c, m0, n0, nlast, mr, nr, 0);
+		return ubs_body(c, m0, n0, nlast, mr, nr, 1, chk);
+	return ubs_body(c, m0, n0, nlast, mr, nr, 0, chk);
 }
 
 /* The checked-B int8 tiles and their table, as TILES makes them for the other ops. */
@@ -210,7 +230,7 @@ ubs_tile(const struct hgc_rt_call *c, int64_t m0, int64_t n0, int nlast, int mr,
 	static TILE_NOSAN void o##_##m##x##n(const struct hgc_rt_call *c, int64_t m0,        \
 					     int64_t n0, int nlast)                          \
 	{                                                                                    \
-		ubs_tile(c, m0, n0, nlast, m, n);                                            \
+		ubs_tile(c, m0, n0, nlast, m, n, 0);                                         \
 	}
 #define UBS_SHAPE_DEF(m, n, o) UBS_DEF(m, n, o) TILE_EDGES(m)(UBS_DEF, n, o)
 UBS_SHAPES(UBS_SHAPE_DEF, OP_I8_UBS)
@@ -219,6 +239,31 @@ static const struct tiles ubs_tiles = {
 	.mr = {UBS_SHAPES(SHAPE_MR, OP_I8_UBS)},
 	.nr = UBS_SHAPES(SHAPE_FIRST_NR, OP_I8_UBS) 0,
 };
+
+/*
+ * Rows of the first row tile of each column block, which checks B
+ * (ubs_body's chk): its check register fits beside the tile's 15 only
+ * at 4 rows and fewer (the 5x2 tile with a tail mask would spill).
+ */
+#define CHK_ROWS 4
+
+/* A tile that checks its B: 1 when it fits and C is stored, 0 when C is untouched. */
+typedef int chk_fn(const struct hgc_rt_call *c, int64_t m0, int64_t n0, int nlast);
+
+#define CHK_DEF(m, n)                                                                        \
+	static TILE_NOSAN int OP_I8_UBS_CHK_##m##x##n(const struct hgc_rt_call *c, int64_t m0, \
+						      int64_t n0, int nlast)                 \
+	{                                                                                    \
+		return ubs_tile(c, m0, n0, nlast, m, n, 1);                                  \
+	}
+#define CHK_ROWS_DEF(n) CHK_DEF(1, n) CHK_DEF(2, n) CHK_DEF(3, n) CHK_DEF(4, n)
+CHK_ROWS_DEF(1)
+CHK_ROWS_DEF(2)
+#define CHK_ENT(n)                                                                           \
+	{NULL, OP_I8_UBS_CHK_1x##n, OP_I8_UBS_CHK_2x##n, OP_I8_UBS_CHK_3x##n,                \
+	 OP_I8_UBS_CHK_4x##n}
+/* The checking tiles, [nr][rows]. */
+static chk_fn *const chk_tiles[3][CHK_ROWS + 1] = {{NULL}, CHK_ENT(1), CHK_ENT(2)};
 
 /* 32-bit words of converted A and B on the stack per chunk (64 KB). */
 #define CONV_WORDS 16384
@@ -330,32 +375,160 @@ void hgc_rt_f32_avx2(const struct hgc_rt_call *c)
 	run_tiles(c, &f32_tiles);
 }
 
-/* Whether no pair of k in any batch element's B can saturate vpmaddubsw. */
-static int ubs_exact(const struct hgc_rt_call *c)
+/* How int8 operands are widened: to s16 pairs for vpmaddwd (brgemm_widen_avx2.c). */
+static const struct widen i8_widen = {2, 4, 1, hgc_rt_widen_u8_a, hgc_rt_widen_s8_b,
+				      &i16_tiles};
+
+/*
+ * Rows [m0, M) by columns [n0, N) of an int8 call, widened (exact for any
+ * B): a part the vpmaddubsw tiles have not done, a chunk of the batch at
+ * a time.
+ */
+static void widen_part(const struct hgc_rt_call *c, int64_t m0, int64_t n0)
+{
+	const void *pa[CONV_BATCH], *pb[CONV_BATCH];
+	struct hgc_rt_call s = *c;
+	int64_t b0, i;
+
+	if (m0 >= c->M || n0 >= c->N)
+		return;
+	s.A = pa;
+	s.B = pb;
+	s.M = c->M - m0;
+	s.N = c->N - n0;
+	s.C = (char *)c->C + (m0 * c->ldc + n0) * 4;
+	for (b0 = 0; b0 < c->bs; b0 += s.bs, s.beta = 1) {
+		s.bs = c->bs - b0 < CONV_BATCH ? c->bs - b0 : CONV_BATCH;
+		for (i = 0; i < s.bs; i++) {
+			pa[i] = (const char *)c->A[b0 + i] + m0 * c->lda;
+			pb[i] = (const char *)c->B[b0 + i] + n0 * 4;
+		}
+		run_widened(&s, &i8_widen);
+	}
+}
+
+/* Whether columns [n0, n0 + cols) of every batch element's B fit vpmaddubsw (the exact bound). */
+static int cols_fit(const struct hgc_rt_call *c, int64_t n0, int64_t cols)
 {
 	int64_t b;
 
 	for (b = 0; b < c->bs; b++)
-		if (!hgc_rt_s8_pairs_fit(c->B[b], c->ldb, c->N, c->K))
+		if (!hgc_rt_s8_pairs_fit((const char *)c->B[b] + n0 * 4, c->ldb, cols, c->K))
 			return 0;
 	return 1;
 }
 
+/* Where touch_b leaves what it read, so that its loads stay. */
+static volatile unsigned char touched;
+
 /*
- * u8 x s8 -> s32 brgemm, exact.  When B allows it (each pair of k sums at
+ * Read one byte of each line of columns [n0, n0 + cols) of every packed
+ * row of B, loads that do not wait on each other.  The checking tiles are
+ * the first to read B, one packed row per k step, and their B loads
+ * stalled: in the wd set's 128x64x128 calls (rows 256 bytes apart, B from
+ * L3) the 4x2 checking tiles took 10% of the MatMul's samples at 1/32 of
+ * its rows.  Prefetch instructions instead of the loads did not help
+ * (CPU-time best of 6, load 10: 7.33 ms against 7.09 with the loads and
+ * 7.50 before the check moved into the tiles).
+ */
+static void touch_b(const struct hgc_rt_call *c, int64_t n0, int64_t cols)
+{
+	unsigned char x = 0;
+	int64_t b, r, o;
+
+	for (b = 0; b < c->bs; b++)
+		for (r = 0; r < c->K / 4; r++) {
+			const unsigned char *p = (const unsigned char *)c->B[b] + r * c->ldb + n0 * 4;
+
+			for (o = 0; o < cols * 4; o += 64)
+				x |= p[o];
+			x |= p[cols * 4 - 1];
+		}
+	touched = x;
+}
+
+/*
+ * The first rows (r0) of column blocks [v0, v1), each tile checking the B
+ * of its columns: a block whose B has a byte beyond 64 gets the exact
+ * check (hgc_rt_s8_pairs_fit) and, when that holds too, the plain tile.
+ * When it does not, the rest of the call (these rows from the block on,
+ * the rows below from v0 on: all the tiles have not done) is widened, and
+ * the result is 0.
+ */
+static int ubs_first_rows(const struct hgc_rt_call *c, int nr, int64_t r0, int64_t v0,
+			  int64_t v1, int64_t nv, int nlast)
+{
+	int64_t v;
+	int nl;
+
+	touch_b(c, v0 * VL, (v1 == nv ? c->N : v1 * VL) - v0 * VL);
+	for (v = v0; v < v1; v += nr) {
+		nl = v + nr == nv ? nlast : VL;
+		if (chk_tiles[nr][r0](c, 0, v * VL, nl))
+			continue;
+		if (cols_fit(c, v * VL, (nr - 1) * VL + nl)) {
+			ubs_tiles.fn[nr][r0](c, 0, v * VL, nl);
+			continue;
+		}
+		widen_part(c, r0, v0 * VL);
+		c = &(struct hgc_rt_call){c->A, c->B, c->C, c->bs, r0, c->N, c->K, c->lda,
+					  c->ldb, c->ldc, c->beta};
+		widen_part(c, 0, v * VL);
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * Column blocks [v0, v1) (at least one) of a vpmaddubsw call: the first rows checking B,
+ * then the other rows as run_blocks (brgemm_tile.inc) does them, split
+ * evenly, the next tile's C prefetched.  0 when the call was finished
+ * widened.
+ */
+static int ubs_blocks(const struct hgc_rt_call *c, int nr, int64_t v0, int64_t v1, int64_t nv,
+		      int nlast)
+{
+	int64_t r0 = c->M < CHK_ROWS ? c->M : CHK_ROWS, m0, v, i, q, extra;
+	int rows, next;
+
+	if (!ubs_first_rows(c, nr, r0, v0, v1, nv, nlast))
+		return 0;
+	row_split(&ubs_tiles, nr, c->M - r0, &q, &extra);
+	for (m0 = r0, i = 0; m0 < c->M; m0 += rows, i++) {
+		rows = tile_rows(&ubs_tiles, nr, c->M - m0, i, q, extra);
+		next = m0 + rows < c->M ? tile_rows(&ubs_tiles, nr, c->M - m0 - rows, i + 1, q,
+						    extra) : 0;
+		for (v = v0; v < v1; v += nr) {
+			if (v + nr < v1)
+				prefetch_c(c, m0, rows, v + nr, v + 2 * nr == nv ? nlast : VL, nr);
+			else if (next)
+				prefetch_c(c, m0 + rows, next, v0, v0 + nr == nv ? nlast : VL, nr);
+			ubs_tiles.fn[nr][rows](c, m0, v * VL, v + nr == nv ? nlast : VL);
+		}
+	}
+	return 1;
+}
+
+/*
+ * u8 x s8 -> s32 brgemm, exact.  Where B allows it (each pair of k sums at
  * most 128 in its positive and in its negative values, so that 255 times
  * either fits s16), the operands as they are, through vpmaddubsw: nothing
- * widened.  Otherwise both widened to s16 pairs, then vpmaddwd + vpaddd.
+ * widened.  The first row tile of each column block checks the B it reads
+ * as it goes (|b| <= 64, 2 vector ops per B vector), so a B of 7-bit
+ * weights costs no pass of its own; where B does not fit, the call's rest
+ * is widened to s16 pairs for vpmaddwd + vpaddd.  Column blocks as
+ * run_tiles: the main ones, then a narrower last one.
  */
 void hgc_rt_u8s8_avx2(const struct hgc_rt_call *c)
 {
-	static const struct widen w = {2, 4, 1, hgc_rt_widen_u8_a, hgc_rt_widen_s8_b,
-				       &i16_tiles};
+	int64_t nv = (c->N + VL - 1) / VL, nfull;
+	int nlast = (int)(c->N - (nv - 1) * VL), nr = pick_nr(&ubs_tiles, nv);
 
-	if (ubs_exact(c))
-		run_tiles(c, &ubs_tiles);
-	else
-		run_widened(c, &w);
+	nfull = nv / nr * nr;
+	if (nfull > 0 && !ubs_blocks(c, nr, 0, nfull, nv, nlast))
+		return;
+	if (nfull < nv)
+		ubs_blocks(c, (int)(nv - nfull), nfull, nv, nv, nlast);
 }
 
 /* bf16 brgemm: both operands widened to f32 (exact), then the f32 tiles. */

@@ -165,6 +165,61 @@ static void test_pairs_fit(void)
 	}
 }
 
+/*
+ * The AVX2 int8 kernel checks B in the first row tile of each column block
+ * (|b| <= 64) and, past that, by the exact bound; a block that fails sends
+ * the rest of the call to the widened path.  B in [-64, 64] but for one
+ * pair of k, (100, 28) (fits, only the exact check says so) or (100, 29)
+ * (does not), in column block 0, 1 or the narrower last one (N = 40: two
+ * blocks of 16 columns, then 8), in batch element 1, for M = 2 (the first
+ * rows only) and 13 (rows below them too), beta 0 and 1: exact each time.
+ */
+static void test_int8_bad_block(void)
+{
+	enum { N = 40, K = 16, BS = 2, MMAX = 13 };
+	static const int cols[] = {3, 20, 37}, seconds[] = {28, 29};
+	static uint8_t A[BS][MMAX * K];
+	static int8_t B[BS][K * N];
+	static int32_t C[MMAX * N], want[MMAX * N];
+	const uint8_t *pa[BS] = {A[0], A[1]};
+	const int8_t *pb[BS] = {B[0], B[1]};
+	uint32_t s = 7;
+	int m, n, k, b, ci, si, mi, beta, bad;
+
+	for (ci = 0; ci < 3; ci++)
+		for (si = 0; si < 2; si++)
+			for (mi = 0; mi < 2; mi++)
+				for (beta = 0; beta < 2; beta++) {
+					int M = mi ? MMAX : 2;
+
+					for (b = 0; b < BS; b++) {
+						for (k = 0; k < MMAX * K; k++)
+							A[b][k] = (uint8_t)(rnd(&s) >> 8);
+						for (k = 0; k < K * N; k++)
+							B[b][k] = (int8_t)((int)(rnd(&s) % 129) - 64);
+					}
+					/* packed row 2, lane cols[ci]: k = 8, 9 */
+					B[1][2 * 4 * N + 4 * cols[ci]] = 100;
+					B[1][2 * 4 * N + 4 * cols[ci] + 1] = (int8_t)seconds[si];
+					for (m = 0; m < M; m++)
+						A[1][m * K + 8] = A[1][m * K + 9] = 255;
+					for (m = 0; m < M * N; m++)
+						C[m] = want[m] = beta ? (int32_t)(rnd(&s) % 1000) : 0;
+					for (m = 0; m < M; m++)
+						for (n = 0; n < N; n++)
+							for (b = 0; b < BS; b++)
+								for (k = 0; k < K; k++)
+									want[m * N + n] +=
+										A[b][m * K + k] *
+										B[b][(k / 4) * 4 * N + 4 * n + k % 4];
+					hgc_brgemm_u8s8s32(pa, pb, C, BS, M, N, K, K, 4 * N, N, beta);
+					for (bad = 0, m = 0; m < M * N; m++)
+						bad += C[m] != want[m];
+					ok(bad == 0, "u8s8s32: pair (100, %d) in column %d, M %d, beta %d: exact (%d wrong)",
+					   seconds[si], cols[ci], M, beta, bad);
+				}
+}
+
 /* Batches longer than the stride forms' address chunk, and arrays of the same length. */
 static void test_long_batch(const char *isa)
 {
@@ -395,8 +450,10 @@ int main(int argc, char **argv)
 		test_wide(name);
 	}
 	hgc_rt_set_isa(best);
-	if (best >= HGC_ISA_AVX2)
+	if (best >= HGC_ISA_AVX2) {
 		test_pairs_fit();
+		test_int8_bad_block();
+	}
 	test_empty();
 	test_contract();
 	test_choose();
