@@ -56,6 +56,9 @@ int lw_map_simple(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct hgc_
 hgc_lower_fn hgc_lower_binary, hgc_lower_bias_add;
 /* lower_reduce.c */
 hgc_lower_fn hgc_lower_reduce;
+/* row_fold.c: fold the elementwise loops right before statement n0 of block
+   into the split reduction loop lowered from n0 on, when legal. */
+void lw_fold_row(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block, int n0);
 /* lower_norm.c */
 hgc_lower_fn hgc_lower_softmax, hgc_lower_layer_norm, hgc_lower_batch_norm;
 /* lower_pool.c */

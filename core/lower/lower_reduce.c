@@ -47,18 +47,20 @@ static struct hgc_tir_expr *red_init(struct hgc_lower_ctx *cx, const struct red 
 	}
 }
 
-/* max/min fold: on f32 a NaN accumulator stays, a NaN element is taken. */
+/* max/min fold: on f32 a NaN element is taken, and a NaN accumulator stays
+   NaN: max(x, acc) is x > acc ? x : acc, which keeps acc when either is
+   NaN (one vmaxps; the NaN test of x is off the accumulator's chain). */
 static struct hgc_tir_expr *fold_minmax(struct hgc_lower_ctx *cx, const struct red *r,
 					struct hgc_tir_var *acc, struct hgc_tir_var *x)
 {
-	enum hgc_tir_binop cmp = r->op->kind == HGC_OP_REDUCE_MAX ? HGC_TIR_GT : HGC_TIR_LT;
-	struct hgc_tir_expr *take = lw_bin(cx, cmp, lw_v(cx, x), lw_v(cx, acc));
+	bool is_max = r->op->kind == HGC_OP_REDUCE_MAX;
+	enum hgc_tir_binop cmp = is_max ? HGC_TIR_GT : HGC_TIR_LT;
 
 	if (r->kind == LW_INT)
-		return lw_sel(cx, take, lw_v(cx, x), lw_v(cx, acc));
-	take = lw_bin(cx, HGC_TIR_OR, take, lw_isnan(cx, x));
-	return lw_sel(cx, lw_isnan(cx, acc), lw_v(cx, acc),
-		      lw_sel(cx, take, lw_v(cx, x), lw_v(cx, acc)));
+		return lw_sel(cx, lw_bin(cx, cmp, lw_v(cx, x), lw_v(cx, acc)), lw_v(cx, x),
+			      lw_v(cx, acc));
+	return lw_sel(cx, lw_isnan(cx, x), lw_v(cx, x),
+		      lw_bin(cx, is_max ? HGC_TIR_MAX : HGC_TIR_MIN, lw_v(cx, x), lw_v(cx, acc)));
 }
 
 /* |x| on the compute kind. */
@@ -216,7 +218,7 @@ int hgc_lower_reduce(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct h
 	struct hgc_tir_expr *idx[HGC_MAX_DIMS];
 	struct hgc_tir_var *acc, *x;
 	struct lw_nest outer, inner;
-	int i;
+	int i, n0;
 
 	if (red_check(op, &r, src, out, d))
 		return -1;
@@ -225,9 +227,12 @@ int hgc_lower_reduce(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct h
 		odims[i] = r.mask[i] ? 1 : src->dims[i];
 		rdims[i] = r.mask[i] ? src->dims[i] : 1;
 	}
+	n0 = block->u.block.n;
 	lw_loops(cx, block, src->ndims, odims, src->ndims, lw_prod(src->ndims, src->dims), &outer);
 	if (red_splits(&r, src)) {
 		acc = red_lanes(cx, &r, src, &outer, rdims, out->dtype);
+		if (outer.body == block)
+			lw_fold_row(cx, block, n0);
 	} else {
 		acc = lw_mut(cx, outer.body, "acc", red_init(cx, &r, out->dtype));
 		lw_loops(cx, outer.body, src->ndims, rdims, 0, 0, &inner);

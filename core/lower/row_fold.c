@@ -1,0 +1,436 @@
+/*
+ * row_fold.c: the elementwise loops over a row that come right before a
+ * split reduction over it (lower_reduce.c's LANES accumulators) are folded
+ * into the reduction's loop: softmax's scale and mask add go into the max
+ * pass, its subtract and exp into the sum pass, so that a row of scores is
+ * read and written once per pass instead of once per member.
+ *
+ * The loops before the reduction are first merged into one
+ * (hgc_fused_merge_loops), E: for j in [0, N) { lets and stores }.  The
+ * reduction R: for l in [0, N / L) { lets and assignments to its lane
+ * accumulators }, which reads element l * L + v in its lane v.  Each read
+ * in R of a tensor E writes is unified with E's store to it, which gives the
+ * j that read wants; a copy of E's body for that j (fresh lets) goes right
+ * before the first statement that reads it.  The fold is legal when those
+ * j are l * L + 0, ..., l * L + L - 1 in that order (E's iterations then
+ * run in their own order, each before its value is read) and R writes no
+ * tensor (nothing E reads changes between its iterations).
+ */
+#include "fused_int.h"
+
+#include <string.h>
+
+#define MAX_LANES 32	/* insertions in one reduction body */
+#define MAX_LETS 64	/* lets in one elementwise body */
+
+/* What a fold needs: E's loop and its stores, R's loop, the lanes found. */
+struct fold {
+	struct hgc_tir_module *m;
+	struct hgc_tir_stmt *e, *r;
+	struct hgc_tir_stmt *st[8];	/* E's stores, one per tensor */
+	int nst;
+	struct hgc_tir_expr *lane[MAX_LANES];	/* j of each insertion */
+	int at[MAX_LANES];		/* the R statement it goes before */
+	int nlanes;
+};
+
+/* Whether e is a constant integer equal to v. */
+static bool is_int(const struct hgc_tir_expr *e, int64_t v)
+{
+	return e->kind == HGC_TIR_E_INT && e->u.i == v;
+}
+
+/* Whether e may be evaluated any number of times anywhere (no address,
+   no call, only math intrinsics). */
+static bool pure(const struct hgc_tir_expr *e)
+{
+	if (e->kind == HGC_TIR_E_ADDR || e->kind == HGC_TIR_E_CALL)
+		return false;
+	if (e->kind == HGC_TIR_E_INTRIN && (e->op < HGC_TIR_I_EXP || e->op > HGC_TIR_I_POW))
+		return false;
+	for (int i = 0; i < e->nops; i++)
+		if (!pure(e->ops[i]))
+			return false;
+	return true;
+}
+
+/* Whether loop s runs from 0 in steps of 1 to a constant (returned in *n). */
+static bool plain_loop(const struct hgc_tir_stmt *s, int64_t *n)
+{
+	if (s->kind != HGC_TIR_S_FOR || !is_int(s->u.loop.begin, 0) ||
+	    s->u.loop.end->kind != HGC_TIR_E_INT ||
+	    (s->u.loop.step && !is_int(s->u.loop.step, 1)))
+		return false;
+	*n = s->u.loop.end->u.i;
+	return s->u.loop.body->kind == HGC_TIR_S_BLOCK;
+}
+
+/* Whether a and b are the same expression (loads of the same tensor). */
+static bool same(const struct hgc_tir_expr *a, const struct hgc_tir_expr *b)
+{
+	if (a->kind != b->kind || a->op != b->op || a->nops != b->nops ||
+	    memcmp(&a->type, &b->type, sizeof(a->type)) != 0)
+		return false;
+	if ((a->kind == HGC_TIR_E_INT && a->u.i != b->u.i) ||
+	    (a->kind == HGC_TIR_E_FLOAT && memcmp(&a->u.f, &b->u.f, sizeof(a->u.f)) != 0) ||
+	    (a->kind == HGC_TIR_E_VAR && a->u.var != b->u.var) ||
+	    (a->kind == HGC_TIR_E_LOAD && a->u.tensor != b->u.tensor) ||
+	    a->kind == HGC_TIR_E_ADDR || a->kind == HGC_TIR_E_CALL)
+		return false;
+	for (int i = 0; i < a->nops; i++)
+		if (!same(a->ops[i], b->ops[i]))
+			return false;
+	return true;
+}
+
+/* Whether stores a and b write the same element. */
+static bool same_index(const struct hgc_tir_stmt *a, const struct hgc_tir_stmt *b)
+{
+	if (a->u.store.n != b->u.store.n)
+		return false;
+	for (int i = 0; i < a->u.store.n; i++)
+		if (!same(a->u.store.idx[i], b->u.store.idx[i]))
+			return false;
+	return true;
+}
+
+/* E's body: lets and stores (one index per tensor), all pure; the stores noted. */
+static bool scan_e(struct fold *f)
+{
+	struct hgc_tir_stmt *b = f->e->u.loop.body, *x;
+	int i, k;
+
+	f->nst = 0;
+	if (b->u.block.n > MAX_LETS)
+		return false;
+	for (i = 0; i < b->u.block.n; i++) {
+		x = b->u.block.stmts[i];
+		if (x->kind == HGC_TIR_S_LET && pure(x->u.let.value))
+			continue;
+		if (x->kind != HGC_TIR_S_STORE || !pure(x->u.store.value) ||
+		    f->nst == (int)(sizeof(f->st) / sizeof(f->st[0])))
+			return false;
+		for (k = 0; k < x->u.store.n; k++)
+			if (!pure(x->u.store.idx[k]))
+				return false;
+		for (k = 0; k < f->nst; k++)
+			if (f->st[k]->u.store.tensor == x->u.store.tensor)
+				break;
+		if (k < f->nst && !same_index(f->st[k], x))
+			return false;
+		if (k == f->nst)
+			f->st[f->nst++] = x;
+	}
+	return f->nst > 0;
+}
+
+/* Unify pattern p (over E's variable j) with t: *lam becomes j's value. */
+static bool unify(const struct hgc_tir_expr *p, struct hgc_tir_expr *t,
+		  const struct hgc_tir_var *j, struct hgc_tir_expr **lam)
+{
+	if (p->kind == HGC_TIR_E_VAR && p->u.var == j) {
+		if (*lam)
+			return same(*lam, t);
+		*lam = t;
+		return true;
+	}
+	if (!p->nops || p->kind == HGC_TIR_E_LOAD || p->kind == HGC_TIR_E_ADDR ||
+	    p->kind == HGC_TIR_E_CALL)
+		return same(p, t);
+	if (p->kind != t->kind || p->op != t->op || p->nops != t->nops ||
+	    memcmp(&p->type, &t->type, sizeof(p->type)) != 0)
+		return false;
+	for (int i = 0; i < p->nops; i++)
+		if (!unify(p->ops[i], t->ops[i], j, lam))
+			return false;
+	return true;
+}
+
+/* E's store to tensor t, or NULL. */
+static struct hgc_tir_stmt *store_of(const struct fold *f, const struct hgc_tir_tensor *t)
+{
+	for (int i = 0; i < f->nst; i++)
+		if (f->st[i]->u.store.tensor == t)
+			return f->st[i];
+	return NULL;
+}
+
+/* Note the loads under e of tensors E writes (statement k of R): the j each
+   wants, a new lane when no earlier insertion gave it. */
+static bool note_loads(struct fold *f, struct hgc_tir_expr *e, int k)
+{
+	struct hgc_tir_stmt *s;
+	struct hgc_tir_expr *lam = NULL;
+	int i;
+
+	for (i = 0; i < e->nops; i++)
+		if (!note_loads(f, e->ops[i], k))
+			return false;
+	if (e->kind != HGC_TIR_E_LOAD || !(s = store_of(f, e->u.tensor)))
+		return true;
+	if (s->u.store.n != e->nops)
+		return false;
+	for (i = 0; i < e->nops; i++)
+		if (!unify(s->u.store.idx[i], e->ops[i], f->e->u.loop.var, &lam))
+			return false;
+	if (!lam)
+		return false;
+	for (i = 0; i < f->nlanes; i++)
+		if (same(f->lane[i], lam))
+			return true;
+	if (f->nlanes == MAX_LANES)
+		return false;
+	f->lane[f->nlanes] = lam;
+	f->at[f->nlanes++] = k;
+	return true;
+}
+
+/* Whether lane g's j is l * L + g (l R's variable). */
+static bool lane_is(const struct hgc_tir_expr *e, const struct hgc_tir_var *l, int64_t L,
+		    int64_t g)
+{
+	const struct hgc_tir_expr *mul = e;
+
+	if (e->kind == HGC_TIR_E_BINARY && e->op == HGC_TIR_ADD) {
+		if (!is_int(e->ops[1], g))
+			return false;
+		mul = e->ops[0];
+	} else if (g != 0) {
+		return false;
+	}
+	return mul->kind == HGC_TIR_E_BINARY && mul->op == HGC_TIR_MUL &&
+	       mul->ops[0]->kind == HGC_TIR_E_VAR && mul->ops[0]->u.var == l &&
+	       is_int(mul->ops[1], L);
+}
+
+/* Scan R's body (lets and assignments only, pure) for the lanes; check them. */
+static bool scan_r(struct fold *f, int64_t n)
+{
+	struct hgc_tir_stmt *b = f->r->u.loop.body, *x;
+	int64_t nr = f->r->u.loop.end->u.i, L;
+	int i;
+
+	f->nlanes = 0;
+	for (i = 0; i < b->u.block.n; i++) {
+		x = b->u.block.stmts[i];
+		if ((x->kind != HGC_TIR_S_LET && x->kind != HGC_TIR_S_ASSIGN) ||
+		    !pure(x->u.let.value) || !note_loads(f, x->u.let.value, i))
+			return false;
+	}
+	L = f->nlanes;
+	if (!L || nr * L != n)
+		return false;
+	for (i = 0; i < L; i++)
+		if (!lane_is(f->lane[i], f->r->u.loop.var, L, i))
+			return false;
+	return true;
+}
+
+/* Mutator context: E's variable to a lane, E's lets to fresh ones, loads of
+   the tensors E stored (this iteration) to the values stored. */
+struct subst {
+	struct fold *f;
+	const struct hgc_tir_expr *lam;
+	struct hgc_tir_var *from[MAX_LETS], *to[MAX_LETS];
+	int n;
+	struct hgc_tir_var *val[8];	/* per E store: its value, once stored */
+};
+
+/* Mutator: the substitution of struct subst. */
+static struct hgc_tir_expr *subst_expr(struct hgc_tir_mutator *mu, struct hgc_tir_expr *e)
+{
+	struct subst *s = mu->ctx;
+	struct fold *f = s->f;
+	int i;
+
+	if (e->kind == HGC_TIR_E_LOAD) {
+		for (i = 0; i < f->nst; i++)
+			if (f->st[i]->u.store.tensor == e->u.tensor && s->val[i])
+				return hgc_tir_ref(mu->m, s->val[i]);
+		return e;
+	}
+	if (e->kind != HGC_TIR_E_VAR)
+		return e;
+	if (e->u.var == f->e->u.loop.var)
+		return hgc_tir_expr_copy(mu->m, s->lam);
+	for (i = 0; i < s->n; i++)
+		if (e->u.var == s->from[i])
+			return hgc_tir_ref(mu->m, s->to[i]);
+	return e;
+}
+
+/* e with the substitution applied (a copy). */
+static struct hgc_tir_expr *apply(struct hgc_tir_mutator *mu, const struct hgc_tir_expr *e)
+{
+	return hgc_tir_mutate_expr(hgc_tir_expr_copy(mu->m, e), mu);
+}
+
+/* Lane g of E's body as lets inserted into R's body at *at: a store becomes
+   a let of its value, which later loads of that tensor read instead; the
+   values stored last are left in val[] (per E store). */
+static void lane_lets(struct fold *f, int g, int *at, struct hgc_tir_var **val)
+{
+	struct hgc_tir_stmt *b = f->e->u.loop.body, *x, *y;
+	struct subst s = { .f = f, .lam = f->lane[g] };
+	struct hgc_tir_mutator mu = { .expr = subst_expr, .m = f->m, .ctx = &s };
+	struct hgc_tir_var *v;
+	int i, k;
+
+	for (i = 0; i < b->u.block.n; i++) {
+		x = b->u.block.stmts[i];
+		if (x->kind == HGC_TIR_S_LET) {
+			v = hgc_tir_var_new(f->m, x->u.let.var->name, x->u.let.var->type);
+			y = hgc_tir_let(f->m, NULL, v, apply(&mu, x->u.let.value));
+			s.from[s.n] = x->u.let.var;
+			s.to[s.n++] = v;
+		} else {
+			for (k = 0; f->st[k]->u.store.tensor != x->u.store.tensor; k++)
+				;
+			v = hgc_tir_var_new(f->m, "st", x->u.store.value->type);
+			y = hgc_tir_let(f->m, NULL, v, apply(&mu, x->u.store.value));
+			s.val[k] = v;
+		}
+		y->loc = x->loc;
+		hgc_tir_insert(f->r->u.loop.body, (*at)++, y);
+	}
+	memcpy(val, s.val, sizeof(s.val));
+}
+
+/* Mutator context for R's statements: the lanes' stored values. */
+struct rsub {
+	struct fold *f;
+	struct hgc_tir_var *(*val)[8];	/* per lane, per E store */
+};
+
+/* Mutator: a load in R of a tensor E stored becomes the lane's value. */
+static struct hgc_tir_expr *r_expr(struct hgc_tir_mutator *mu, struct hgc_tir_expr *e)
+{
+	struct rsub *rs = mu->ctx;
+	struct fold *f = rs->f;
+	struct hgc_tir_expr *lam = NULL;
+	int i, k, g;
+
+	if (e->kind != HGC_TIR_E_LOAD)
+		return e;
+	for (k = 0; k < f->nst && f->st[k]->u.store.tensor != e->u.tensor; k++)
+		;
+	if (k == f->nst)
+		return e;
+	for (i = 0; i < e->nops; i++)
+		unify(f->st[k]->u.store.idx[i], e->ops[i], f->e->u.loop.var, &lam);
+	for (g = 0; g < f->nlanes && !same(f->lane[g], lam); g++)
+		;
+	if (g == f->nlanes)
+		hgc_bug("row_fold: a load of a lane that scan_r did not find");
+	return hgc_tir_ref(mu->m, rs->val[g][k]);
+}
+
+/* The final stores of lane g of E, inserted at *at. */
+static void lane_stores(struct fold *f, int g, int *at, struct hgc_tir_var *const *val)
+{
+	struct subst s = { .f = f, .lam = f->lane[g] };
+	struct hgc_tir_mutator mu = { .expr = subst_expr, .m = f->m, .ctx = &s };
+	struct hgc_tir_expr *idx[HGC_MAX_DIMS];
+	struct hgc_tir_stmt *x, *y;
+	int k, i;
+
+	for (k = 0; k < f->nst; k++) {
+		x = f->st[k];
+		for (i = 0; i < x->u.store.n; i++)
+			idx[i] = apply(&mu, x->u.store.idx[i]);
+		y = hgc_tir_store(f->m, NULL, x->u.store.tensor, x->u.store.n, idx,
+				  hgc_tir_ref(f->m, val[k]));
+		y->loc = x->loc;
+		hgc_tir_insert(f->r->u.loop.body, (*at)++, y);
+	}
+}
+
+/* Whether every load in e of a tensor E stores is at that store's index. */
+static bool loads_at_store(const struct fold *f, const struct hgc_tir_expr *e)
+{
+	struct hgc_tir_stmt *s;
+	int i;
+
+	for (i = 0; i < e->nops; i++)
+		if (!loads_at_store(f, e->ops[i]))
+			return false;
+	if (e->kind != HGC_TIR_E_LOAD || !(s = store_of(f, e->u.tensor)))
+		return true;
+	if (s->u.store.n != e->nops)
+		return false;
+	for (i = 0; i < e->nops; i++)
+		if (!same(s->u.store.idx[i], e->ops[i]))
+			return false;
+	return true;
+}
+
+/* Whether E reads the tensors it writes only at the element it writes. */
+static bool e_reads_own(const struct fold *f)
+{
+	struct hgc_tir_stmt *b = f->e->u.loop.body, *x;
+
+	for (int i = 0; i < b->u.block.n; i++) {
+		x = b->u.block.stmts[i];
+		if (!loads_at_store(f, x->kind == HGC_TIR_S_LET ? x->u.let.value : x->u.store.value))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Fold loop e into loop r when legal (see the top): true when done.  R's
+ * body becomes: every lane's lets of E (its loads first, so that the
+ * vectorizer can take the lanes' loads together: no store comes between),
+ * every lane's stores, then R's own statements reading the stored values.
+ */
+static bool fold(struct hgc_tir_module *m, struct hgc_tir_stmt *e, struct hgc_tir_stmt *r)
+{
+	static _Thread_local struct fold f;
+	static _Thread_local struct hgc_tir_var *val[MAX_LANES][8];
+	struct rsub rs = { .f = &f, .val = val };
+	struct hgc_tir_mutator mu = { .expr = r_expr, .m = m, .ctx = &rs };
+	struct hgc_tir_stmt *rb = r->u.loop.body;
+	int64_t n, nr;
+	int g, at = 0, i;
+
+	f = (struct fold){ .m = m, .e = e, .r = r };
+	if (!plain_loop(e, &n) || !plain_loop(r, &nr) || !scan_e(&f) || !e_reads_own(&f) ||
+	    !scan_r(&f, n))
+		return false;
+	for (g = 0; g < f.nlanes; g++)
+		lane_lets(&f, g, &at, val[g]);
+	for (g = 0; g < f.nlanes; g++)
+		lane_stores(&f, g, &at, val[g]);
+	for (i = at; i < rb->u.block.n; i++)
+		rb->u.block.stmts[i] = hgc_tir_mutate_stmt(rb->u.block.stmts[i], &mu);
+	return true;
+}
+
+/* Remove statement i of block. */
+static void remove_at(struct hgc_tir_stmt *block, int i)
+{
+	struct hgc_tir_stmt **s = block->u.block.stmts;
+
+	memmove(&s[i], &s[i + 1], (size_t)(block->u.block.n - i - 1) * sizeof(*s));
+	block->u.block.n--;
+}
+
+/* Fold the loops right before statement n0 of block (merged first) into the
+   first loop from n0 on, a split reduction lowered there. */
+void lw_fold_row(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block, int n0)
+{
+	struct hgc_tir_stmt **s = block->u.block.stmts;
+	int k = n0, r, before = block->u.block.n;
+
+	while (k > 0 && s[k - 1]->kind == HGC_TIR_S_FOR)
+		k--;
+	if (k == n0)
+		return;
+	hgc_fused_merge_loops(cx->m, block, k);
+	s = block->u.block.stmts;
+	n0 -= before - block->u.block.n;
+	for (r = n0; r < block->u.block.n && s[r]->kind != HGC_TIR_S_FOR; r++)
+		;
+	if (r < block->u.block.n && fold(cx->m, s[n0 - 1], s[r]))
+		remove_at(block, n0 - 1);
+}

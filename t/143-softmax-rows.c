@@ -1,0 +1,217 @@
+/*
+ * t/143: attention's rows (core/lower/row_fold.c, lower_reduce.c).  The
+ * softmax of a row of scores is three loops: scale, mask add and max in
+ * one; subtract, exp and sum in one; the divide.  Rows of -inf, NaN and
+ * +inf in the mask, and a plain ReduceMax/ReduceMin over rows holding NaN
+ * and infinities, give the interpreter's answer (NaN where it has NaN, the
+ * same infinities) on both backends, with fusion on and off.
+ */
+#include "t/driver_check.h"
+#include "core/tir/tir.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S 128
+
+static const char src[] =
+	"spec att {\n"
+	"  input q : f32[1, 2, 128, 64] = uniform(lo = -1, hi = 1, seed = 1);\n"
+	"  input kt : f32[1, 2, 64, 128] = uniform(lo = -1, hi = 1, seed = 2);\n"
+	"  input v : f32[1, 2, 128, 64] = uniform(lo = -1, hi = 1, seed = 3);\n"
+	"  input mask : f32[1, 1, 128, 128] = uniform(lo = -4, hi = 0, seed = 4);\n"
+	"  const scale : f32[] = [0.125];\n"
+	"  s = MatMul(q, kt); ss = Multiply(s, scale); sm = Add(ss, mask);\n"
+	"  p = SoftMax(sm, axis = -1); y = MatMul(p, v); output y;\n"
+	"  expect { rtol = 1e-4; atol = 1e-5; } }\n"
+	"spec red {\n"
+	"  input x : f32[6, 64] = uniform(lo = -4, hi = 4, seed = 5);\n"
+	"  mx = ReduceMax(x, axes = [1]); mn = ReduceMin(x, axes = [1]); output mx, mn; }\n";
+
+/* Count the occurrences of needle in hay. */
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *s = hay; (s = strstr(s, needle)); s++)
+		n++;
+	return n;
+}
+
+/* The TIR of sp after the passes (2 threads), as text. */
+static char *tir_of(const struct hgc_spec *sp)
+{
+	struct hgc_driver_opts o;
+	struct hgc_tir_module *m;
+	struct hgc_diag d;
+	char *plan = NULL, *s = NULL;
+
+	hgc_driver_opts_init(&o);
+	o.threads = 2;
+	hgc_diag_init(&d);
+	m = hgc_driver_lower(sp->graph, &o, &plan, &d);
+	if (m)
+		s = hgc_tir_module_str(m);
+	else
+		diag("%s", hgc_diag_text(&d));
+	hgc_tir_module_free(m);
+	free(plan);
+	hgc_diag_release(&d);
+	return s ? s : strdup("");
+}
+
+/* The text of the loop that starts at the line holding at, to its brace. */
+static char *loop_text(const char *at)
+{
+	const char *bol = at, *end;
+	char close[64];
+	int indent;
+
+	while (bol > at - 200 && bol[-1] != '\n')
+		bol--;
+	indent = (int)(at - bol);
+	snprintf(close, sizeof(close), "\n%*s}", indent, "");
+	end = strstr(at, close);
+	return end ? strndup(at, (size_t)(end - at)) : strdup("");
+}
+
+/* The row of softmax: three loops over it, exp folded with the sum. */
+static void test_rows(const struct hgc_spec *sp)
+{
+	char *s = tir_of(sp), *row;
+	const char *at = strstr(s, "for (row in");
+
+	ok(at != NULL, "att: the members go row by row");
+	row = loop_text(at ? at : s);
+	is_int(count(row, "for ("), 4, "att: the row loop holds three loops");
+	ok(!strstr(row, "= exp(") || strstr(row, ": f32 = exp("),
+	   "att: exp's result is a let of the sum's loop, not a store of its own loop");
+	ok(strstr(row, "mask[") && strstr(row, "max(") &&
+	   strstr(strstr(row, "mask["), "max(") < strstr(row, "exp("),
+	   "att: the mask add sits in the max loop");
+	ok(count(row, "exp(") >= 1 && count(row, "exp(") == count(row, ": f32 = exp("),
+	   "att: every exp is a let (its value goes to the sum, not through memory)");
+	is_int(count(s, "parallel for"), 1, "att: one parallel loop");
+	free(row);
+	free(s);
+}
+
+/* Put NaN, -inf and +inf into rows of the attention's mask (row-major S x S). */
+static void poison_mask(float *m)
+{
+	for (int j = 0; j < S; j++)
+		m[0 * S + j] = -INFINITY;	/* a row of -inf: NaN throughout */
+	m[1 * S + 5] = NAN;			/* one NaN: a NaN row */
+	for (int j = 0; j < S; j++)
+		m[2 * S + j] = j == 7 ? 0 : -INFINITY;	/* one finite value: a one-hot row */
+	m[3 * S + 3] = INFINITY;		/* +inf: inf - inf is NaN */
+	m[4 * S + 127] = -INFINITY;		/* the last column masked */
+	m[5 * S + 64] = NAN;			/* a NaN in the second half */
+}
+
+/* Put NaN into rows of red's x (6 x 64). */
+static void poison_x(float *x)
+{
+	x[0 * 64 + 0] = NAN;
+	x[1 * 64 + 63] = NAN;
+	x[2 * 64 + 17] = NAN;
+	x[2 * 64 + 40] = INFINITY;
+	for (int j = 0; j < 64; j++)
+		x[3 * 64 + j] = -INFINITY;
+	x[4 * 64 + 9] = -INFINITY;
+}
+
+/* Run h and the interpreter on b's inputs; whether every output element
+   agrees: both NaN, equal (infinities), or within sp's tolerances. */
+static bool agree(struct hgc_driver_graph *h, const struct hgc_spec *sp, struct dc_bufs *b,
+		  char *why, size_t size)
+{
+	struct hgc_diag d;
+	double rtol, atol;
+	bool same = true;
+
+	hgc_diag_init(&d);
+	if (hgc_driver_run(h, (const void *const *)b->in, b->out, &d) < 0 ||
+	    hgc_interp_run(sp->graph, (const void *const *)b->in, b->ref, &d) < 0) {
+		snprintf(why, size, "%s", hgc_diag_text(&d));
+		same = false;
+	}
+	hgc_diag_release(&d);
+	dc_tol(sp, HGC_DT_F32, &rtol, &atol);
+	for (int i = 0; i < b->nout && same; i++) {
+		const struct hgc_tensor *t = HGC_GRAPH_OUTPUT(sp->graph, i);
+		const float *g = b->out[i], *w = b->ref[i];
+
+		for (int64_t k = 0; k < hgc_tensor_nelems(t) && same; k++) {
+			same = (isnan(g[k]) && isnan(w[k])) || g[k] == w[k] ||
+			       fabs((double)g[k] - w[k]) <= atol + rtol * fabs((double)w[k]);
+			if (!same)
+				snprintf(why, size, "%s[%lld]: got %.9g, want %.9g", t->name,
+					 (long long)k, g[k], w[k]);
+		}
+	}
+	return same;
+}
+
+/* Compile sp on backend b (fusion off when nofuse), fill, poison input pi, compare. */
+static void run(const struct hgc_spec *sp, enum hgc_driver_backend b, bool nofuse, int pi,
+		void (*poison)(float *))
+{
+	static const struct hgc_tmpl_rule off = { "pass", "fuse", "off", { NULL, 0, 0 } };
+	struct hgc_driver_opts o;
+	struct hgc_driver_graph *h;
+	struct dc_bufs bufs;
+	struct hgc_diag d;
+	char why[512] = "";
+	bool same = false, nan = false;
+
+	hgc_driver_opts_init(&o);
+	o.backend = b;
+	o.disk_cache = false;
+	o.threads = 2;
+	if (nofuse)
+		o.rules = &off, o.nrules = 1;
+	hgc_diag_init(&d);
+	dc_alloc(&bufs, sp->graph);
+	h = hgc_driver_compile(sp->graph, &o, NULL, &d);
+	for (int i = 0; h && i < bufs.nin && !d.nerr; i++)
+		hgc_gen_fill(&sp->gens[i], HGC_GRAPH_INPUT(sp->graph, i), bufs.in[i], &d);
+	if (h && !d.nerr) {
+		poison(bufs.in[pi]);
+		same = agree(h, sp, &bufs, why, sizeof(why));
+		nan = isnan(((float *)bufs.ref[0])[0]) && isnan(((float *)bufs.out[0])[0]);
+	} else {
+		snprintf(why, sizeof(why), "%s", hgc_diag_text(&d));
+	}
+	if (!ok(same && nan, "%s on %s%s: NaN and infinities give the interpreter's answer",
+		sp->name, hgc_driver_backend_name(b), nofuse ? ", fuse off" : ""))
+		diag("%s%s", why, nan ? "" : " (row 0 is not NaN)");
+	hgc_driver_release(h);
+	dc_release(&bufs);
+	hgc_diag_release(&d);
+}
+
+int main(void)
+{
+	struct hgc_program p;
+	struct hgc_diag d;
+
+	hgc_diag_init(&d);
+	hgc_program_init(&p);
+	if (hgc_program_load_string(&p, "rows.hgc", src, &d) < 0)
+		diag("%s", hgc_diag_text(&d));
+	is_int((int)p.specs.len, 2, "the specs load");
+	if (p.specs.len == 2) {
+		test_rows(HGC_PROGRAM_SPEC(&p, 0));
+		for (int f = 0; f < 2; f++) {
+			run(HGC_PROGRAM_SPEC(&p, 0), HGC_DRIVER_JIT, f, 3, poison_mask);
+			run(HGC_PROGRAM_SPEC(&p, 0), HGC_DRIVER_C, f, 3, poison_mask);
+			run(HGC_PROGRAM_SPEC(&p, 1), HGC_DRIVER_JIT, f, 0, poison_x);
+			run(HGC_PROGRAM_SPEC(&p, 1), HGC_DRIVER_C, f, 0, poison_x);
+		}
+	}
+	hgc_program_release(&p);
+	hgc_diag_release(&d);
+	done_testing();
+}
