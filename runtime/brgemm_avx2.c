@@ -480,31 +480,27 @@ static int ubs_first_rows(const struct hgc_rt_call *c, int nr, int64_t r0, int64
 }
 
 /*
- * Column blocks [v0, v1) (at least one) of a vpmaddubsw call: the first rows checking B,
- * then the other rows as run_blocks (brgemm_tile.inc) does them, split
- * evenly, the next tile's C prefetched.  0 when the call was finished
- * widened.
+ * Column blocks [v0, v1) (at least one) of a vpmaddubsw call: the first
+ * rows checking B, then the other rows as run_blocks (brgemm_tile.inc)
+ * does them, split evenly, but without its prefetchw of the next tile's
+ * C: on these int8 calls it cost more than it saved (thread CPU time,
+ * best of 6 interleaved, load 5-6: 1024^3 14.35 -> 13.74 ms, 512x845x1024
+ * 7.32 -> 6.92, 64 x 128x64x128 1.140 -> 1.075 without it).  0 when the
+ * call was finished widened.
  */
 static int ubs_blocks(const struct hgc_rt_call *c, int nr, int64_t v0, int64_t v1, int64_t nv,
 		      int nlast)
 {
 	int64_t r0 = c->M < CHK_ROWS ? c->M : CHK_ROWS, m0, v, i, q, extra;
-	int rows, next;
+	int rows;
 
 	if (!ubs_first_rows(c, nr, r0, v0, v1, nv, nlast))
 		return 0;
 	row_split(&ubs_tiles, nr, c->M - r0, &q, &extra);
 	for (m0 = r0, i = 0; m0 < c->M; m0 += rows, i++) {
 		rows = tile_rows(&ubs_tiles, nr, c->M - m0, i, q, extra);
-		next = m0 + rows < c->M ? tile_rows(&ubs_tiles, nr, c->M - m0 - rows, i + 1, q,
-						    extra) : 0;
-		for (v = v0; v < v1; v += nr) {
-			if (v + nr < v1)
-				prefetch_c(c, m0, rows, v + nr, v + 2 * nr == nv ? nlast : VL, nr);
-			else if (next)
-				prefetch_c(c, m0 + rows, next, v0, v0 + nr == nv ? nlast : VL, nr);
+		for (v = v0; v < v1; v += nr)
 			ubs_tiles.fn[nr][rows](c, m0, v * VL, v + nr == nv ? nlast : VL);
-		}
 	}
 	return 1;
 }
