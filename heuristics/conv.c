@@ -31,8 +31,11 @@ static int64_t l2_bytes(const struct hgc_heur_ctx *cx)
  * ResNet-50 3x3 convolutions on this machine (Zen 3, batch 1, one thread):
  * B beyond half the L1 comes from L2 at about 11 bytes a cycle (4-row calls
  * over 147 KiB of weights ran 1.35x slower than their FMAs), and B beyond a
- * sixth of the L2 (its reuse distance across the row tiles) at about 20
- * bytes a ns (one 295 KiB call took 1.65x two of 147 KiB).
+ * third of the L2 (its reuse distance across the row tiles) at about 20
+ * bytes a ns (one 295 KiB call took 1.65x two of 147 KiB).  (A sixth put
+ * the 147 KiB calls in the slow class: res2a_branch2b at batch 4 then took
+ * OCB = 16 and read its input four times, about 1.2x slower than OCB = 64
+ * with ICB = 64, whose calls are 147 KiB.)
  */
 static double stream_ns(const struct hgc_heur_ctx *cx, int64_t rows, int64_t bbytes)
 {
@@ -41,7 +44,7 @@ static double stream_ns(const struct hgc_heur_ctx *cx, int64_t rows, int64_t bby
 
 	if (bbytes <= mc->l1 / 2)
 		return 0;
-	if (bbytes > l2_bytes(cx) / 6)
+	if (bbytes > l2_bytes(cx) / 3)
 		bw = 20.0;
 	return (double)(cdiv(rows, 6) * bbytes) / bw;
 }
@@ -62,6 +65,33 @@ static double direct_bytes(const struct hgc_heur_ctx *cx, int64_t ws, int64_t wb
 	if (over < 0)
 		over = 0;
 	return (double)(blocks * wblock) + (double)(rows - blocks) * (double)(over < wblock ? over : wblock);
+}
+
+/*
+ * Bytes of packed input a thread of conv_direct reads from beyond L2: each
+ * block of rows (one image and OCB block, OH rows) reads its image once;
+ * consecutive blocks of the same image find it in L2 only when it fits
+ * three quarters of L2 beside the weights of a block (res2's 58x58x64
+ * image, 841 KiB, came from L3 once per OCB block).  images: the images
+ * of the thread.
+ */
+static double input_bytes(const struct hgc_heur_ctx *cx, int64_t ximg, int64_t wblock,
+			  int64_t rows, int64_t oh, int64_t images)
+{
+	if (ximg + wblock <= l2_bytes(cx) * 3 / 4)
+		return (double)(images * ximg);
+	return (double)(cdiv(rows, oh) * ximg);
+}
+
+/* One call's kernel time without the model's L1 term: bs batch elements
+   of k = ICB each, rated as bs calls of one element (whose B, ICB x OCB,
+   fits half the L1 for ICB, OCB <= 64) less their extra fixed costs. */
+static double unblocked_ns(const struct hgc_heur_ctx *cx, int64_t rows, int64_t cols,
+			   int64_t ICB, int64_t bs)
+{
+	double fixed = hgc_heur_call_ns(cx, 0, 0, 0, 0);
+
+	return fixed + (double)bs * (hgc_heur_call_ns(cx, rows, cols, ICB, 1) - fixed);
 }
 
 /* One brgemm call of a conv template: OWB pixels of a row of OW, OCB
@@ -106,13 +136,24 @@ static void direct(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 	int64_t BS = HAS(BS) && V(BS) > 0 ? V(BS) : icblk, chunks = cdiv(icblk, BS);
 	int64_t rows = cdiv(N, nb) * ocblk * OH, per = cdiv(rows, T), bs = BS * KH * KW;
 	int64_t wblock = OCB * icblk * ICB * KH * KW * cx->esize[1];
+	int64_t ximg = (V(IH) + KH - 1) * (V(IW) + KW - 1) * icblk * ICB * nb * cx->esize[0];
 	double useful = 2.0 * (double)(N * OC * OH * OW) * (double)(IC * KH * KW);
 	double thread = 2.0 * (double)(per * owblk * OWB * OCB) * (double)(icblk * KH * KW * ICB);
 	double call = call_ns(cx, OWB, OW * nb, OCB, OC, ICB, bs, chunks);
 	double stream = stream_ns(cx, OWB, bs * ICB * OCB * cx->esize[1]);
 
+	/* calls of 6 rows or more: B's passes are stream_ns's (from L2), not
+	   the model's L1 term (28x64x576 calls over 147 KiB of B ran at 0.98
+	   of peak with B in L2; res2a_branch2b at batch 4 ran about 1.2x
+	   faster with OCB = ICB = 64 than with 16, which that term rated 1.6x
+	   slower; not for conv_direct_nb: res5's 3x3 at batch 4 ran slower with
+	   OCB = ICB = 64, whose 1.2 MiB blocks of weights do not stay in L2) */
+	if (OWB >= 6 && nb == 1)
+		call = fmin(call, unblocked_ns(cx, OWB, OCB, ICB, bs) +
+				  (call - hgc_heur_call_ns(cx, OWB, OCB, bs * ICB, bs)));
 	o->working_set = wblock + KH * icblk * ICB * (OW + KW) * nb * cx->esize[0] * 2;
-	o->mem_ns = direct_bytes(cx, o->working_set, wblock, per, OH) / 16.0;
+	o->mem_ns = (direct_bytes(cx, o->working_set, wblock, per, OH) +
+		     input_bytes(cx, ximg, wblock, per, OH, cdiv(cdiv(N, nb), T))) / 16.0;
 	o->pack_ns = hgc_heur_pack_layouts(cx, e, T);
 	hgc_heur_finish(cx, o, useful, thread, T, (double)(per * owblk * chunks) * fmax(call, stream), 2);
 }

@@ -42,7 +42,7 @@ chosen() {
 	"$HGC" explain "$1" | sed -n 's/.*chosen .*\b'"$2"'=\([0-9]*\).*/\1/p' | head -1
 }
 
-echo "1..32"
+echo "1..33"
 
 conv r3b 1 128 28 128 3 1 1 "" > "$tmp/r3b.hgc"
 owb=$(chosen "$tmp/r3b.hgc" OWB)
@@ -262,3 +262,12 @@ for be in jit c; do
 	"$HGC" run --backend=$be "$tmp/nb1x1s.hgc" "$tmp/nb1odd.hgc" > "$tmp/nb1.$be" 2>&1
 	ok $? "conv_1x1_nb matches the interpreter on $be"
 done
+
+# res2a_branch2b at batch 4: blocks of 64 output channels, so that the
+# packed 58x58x64 input (841 KiB, beyond L2) is read once per image, not
+# once per block of 16 (the estimate's input term, and calls of 6 rows or
+# more rated by their B stream, not the L1 term)
+conv r2b4 4 64 56 64 3 1 1 "" > "$tmp/r2b4.hgc"
+ocb=$(chosen "$tmp/r2b4.hgc" OCB)
+test "${ocb:-0}" -eq 64
+ok $? "res2a_branch2b, batch 4: one block of 64 output channels (OCB=$ocb)"
