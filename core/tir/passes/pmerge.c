@@ -278,8 +278,9 @@ static struct hgc_tir_stmt *coarsen(struct hgc_tir_module *m, const struct hgc_t
 		if (konst(a->u.pfor.begin[k], -1) != 0 || konst(a->u.pfor.step[k], 1) != 1 ||
 		    (k && konst(a->u.pfor.end[k], -1) != 1))
 			return NULL;
-	for (int k = 1; k < q->u.pfor.n; k++)
-		if (konst(q->u.pfor.step[k], 1) != 1)
+	for (int k = 1; k < q->u.pfor.n; k++)	/* constant ranges: the first index goes */
+		if (konst(q->u.pfor.step[k], 1) != 1 || konst(q->u.pfor.begin[k], -1) < 0 ||
+		    konst(q->u.pfor.end[k], -1) < 0)
 			return NULL;
 	for (int k = 0; k < a->u.pfor.n; k++) {
 		v[k] = hgc_tir_var_new(m, a->u.pfor.vars[k]->name, a->u.pfor.vars[k]->type);
