@@ -461,9 +461,10 @@ int hgc_fused_members(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
    subtract, exp, sum, divide) run while it is in L1 instead of each pass
    going over the whole block.  Rows shorter than ROW_MIN elements (too
    short to vectorize well) or a box of one row keep the block passes
-   (*rows 0), unless the members are elementwise alone: then the row's
-   loops merge into one (hgc_fused_merge_loops), a pass of every member
-   per vector, however short the row.  A block of rows of a wide result
+   (*rows 0), unless the members are elementwise alone and the row is
+   whole vectors (a multiple of 8): then the row's loops merge into one
+   (hgc_fused_merge_loops), a pass of every member per vector, however
+   short the row.  A block of rows of a wide result
    (GELU's 64 x 16 post_block on 3072 columns: rows 12 KiB apart, which
    share L1 sets, so the block does not stay in L1) was read from L2 once
    per member; so it is read once.  Else *rows and *rowlen say how the box
@@ -483,7 +484,7 @@ static int lower_rows(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
 			q = i;
 	for (i = 0; i < bx->n; i++)
 		*(i < q ? rows : rowlen) *= bx->ext[i];
-	if (q <= 0 || *rows < 2 || (*rowlen < ROW_MIN && fo->reduces)) {
+	if (q <= 0 || *rows < 2 || (*rowlen < ROW_MIN && (fo->reduces || *rowlen % 8))) {
 		*rows = 0;
 		return hgc_fused_members(cx, fo, block, bx, d);
 	}
