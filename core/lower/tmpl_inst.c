@@ -365,7 +365,8 @@ static int padded(const struct hgc_tmpl_layout *l, int d, int64_t n)
 }
 
 /* if (every padded canonical index, or with all every one, is inside the
-   operand): the guarded block. */
+   operand): the guarded block.  A dim whose let c[d] is NULL is bounded
+   some other way (clamped_loop). */
 static struct hgc_tir_stmt *guard(struct hgc_tmpl_build *b, struct hgc_tir_stmt *block,
 				  const struct hgc_tmpl_layout *l, int rank, const int64_t *dims,
 				  struct hgc_tir_var *const *c, bool all)
@@ -374,7 +375,7 @@ static struct hgc_tir_stmt *guard(struct hgc_tmpl_build *b, struct hgc_tir_stmt 
 	int d, p;
 
 	for (d = 0; d < rank; d++) {
-		if (!(p = padded(l, d, dims[d])) && !all)
+		if (!c[d] || (!(p = padded(l, d, dims[d])) && !all))
 			continue;
 		t = hgc_tmpl_bin(b, HGC_TIR_LT, lw_v(b->cx, c[d]), hgc_tmpl_k(b, dims[d]));
 		if (p == 2)
@@ -424,13 +425,53 @@ static struct hgc_tir_stmt *inner_loops(struct hgc_lower_ctx *cx, struct hgc_tir
 }
 
 /*
+ * The innermost physical dim of l when its padding check can be its loop's
+ * bound instead of a branch in the loop's body, which keeps the copy
+ * vectorizable (an `if` around each element of a byte copy is not): a dim of
+ * unit step in its canonical dim, which is padded past its end only; else -1.
+ */
+static int clamp_dim(const struct hgc_tmpl_layout *l, const int64_t *dims)
+{
+	int last = l->nphys - 1, d;
+	const struct hgc_tmpl_ldim *x;
+
+	if (last < 1)
+		return -1;
+	x = &l->phys[last];
+	d = x->dim;
+	if (x->extent == 1 || padded(l, d, dims[d]) != 1)
+		return -1;
+	if (x->kind == HGC_TMPL_WHOLE || (x->kind == HGC_TMPL_INNER && x->block == x->extent))
+		return last;
+	return -1;
+}
+
+/* for (p[j] in [0, max(0, min(extent, n - the canonical index at p[j] = 0)))):
+   the innermost loop of clamp_dim, bounded by the operand's size n. */
+static struct hgc_tir_stmt *clamped_loop(struct hgc_tmpl_build *b, struct hgc_tir_stmt *block,
+					 const struct hgc_tmpl_layout *l, int j, int64_t n,
+					 struct hgc_tir_var **p)
+{
+	struct hgc_lower_ctx *cx = b->cx;
+	struct hgc_tir_expr *hi;
+
+	p[j] = lw_hold(cx, block, "p", lw_i(cx, 0));
+	hi = hgc_tmpl_bin(b, HGC_TIR_SUB, hgc_tmpl_k(b, n), canonical(b, l, l->phys[j].dim, p));
+	hi = hgc_tmpl_bin(b, HGC_TIR_MIN, hgc_tmpl_k(b, l->phys[j].extent), hi);
+	hi = hgc_tmpl_bin(b, HGC_TIR_MAX, hgc_tmpl_k(b, 0), hi);
+	p[j] = hgc_tir_var_new(cx->m, "q", hgc_tir_ty(HGC_TIR_INDEX));
+	return hgc_tir_body(hgc_tir_for(cx->m, block, p[j], lw_i(cx, 0), hi, NULL));
+}
+
+/*
  * Pack input i by walking its layout's physical dims (constant extents):
  * each element's canonical indices are sums of products of the loop
  * variables, with no division or modulo, and the innermost loop runs over
  * consecutive elements of the buffer (and, for a row-major graph tensor,
  * of the source), so the backend can vectorize the copy.  Elements in the
  * padding are skipped: zero_fill wrote them.  The padding check sits right
- * inside the last loop it depends on, so the loops within it hold no branch.
+ * inside the last loop it depends on, so the loops within it hold no branch;
+ * when that is the innermost loop, its bound does the check (clamp_dim).
  */
 static int pack_phys(struct hgc_tmpl_build *b, struct hgc_lower_ctx *cx,
 		     struct hgc_tir_stmt *block, const struct hgc_tmpl_bind *bind, int i,
@@ -441,6 +482,7 @@ static int pack_phys(struct hgc_tmpl_build *b, struct hgc_lower_ctx *cx,
 	struct hgc_tir_expr *idx[HGC_TMPL_MAX_PHYS], *gi[HGC_MAX_DIMS];
 	int64_t lens[HGC_TMPL_MAX_PHYS];
 	int rank = b->t->operand_rank[i], j, depth = guard_depth(l, bind->dims[i]);
+	int clamp = clamp_dim(l, bind->dims[i]), clamp_d = clamp >= 0 ? l->phys[clamp].dim : -1;
 	struct hgc_lower_ctx *saved = b->cx;
 	struct hgc_tir_stmt *body;
 	struct lw_nest nest;
@@ -449,16 +491,23 @@ static int pack_phys(struct hgc_tmpl_build *b, struct hgc_lower_ctx *cx,
 		lens[j] = l->phys[j].extent;
 	if (!depth)
 		depth = l->nphys;
+	if (clamp >= 0)
+		depth = l->nphys - 1;
 	lw_loops(cx, block, depth, lens, depth, lw_prod(l->nphys, lens), &nest);
 	body = nest.body;
 	b->cx = cx;
 	for (j = 0; j < depth; j++)
 		p[j] = nest.var[j] ? nest.var[j] : lw_hold(cx, body, "p", lw_i(cx, 0));
 	for (j = 0; j < rank; j++)
-		if (padded(l, j, bind->dims[i][j]))
+		if (j != clamp_d && padded(l, j, bind->dims[i][j]))
 			c[j] = lw_hold(cx, body, "c", canonical(b, l, j, p));
 	body = guard(b, body, l, rank, bind->dims[i], c, false);
-	body = inner_loops(cx, body, l, depth, p);
+	if (clamp >= 0) {
+		body = clamped_loop(b, body, l, clamp, bind->dims[i][clamp_d], p);
+		c[clamp_d] = lw_hold(cx, body, "c", canonical(b, l, clamp_d, p));
+	} else {
+		body = inner_loops(cx, body, l, depth, p);
+	}
 	for (j = 0; j < rank; j++)
 		if (!padded(l, j, bind->dims[i][j]))
 			c[j] = lw_hold(cx, body, "c", canonical(b, l, j, p));
