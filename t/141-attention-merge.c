@@ -54,38 +54,10 @@ static const char src[] =
 	"  input b : f32[512, 8, 8] = uniform(lo = -1, hi = 1, seed = 14);\n"
 	"  h = MatMul(a, b); y = ReLU(h); output y; }\n";
 
-/* Count the occurrences of needle in hay. */
-static int count(const char *hay, const char *needle)
-{
-	int n = 0;
-
-	for (const char *s = hay; (s = strstr(s, needle)); s++)
-		n++;
-	return n;
-}
-
 /* The TIR of sp after the passes (2 threads) under one switch (NULL: none), as text. */
 static char *tir_of(const struct hgc_spec *sp, const struct hgc_tmpl_rule *rule)
 {
-	struct hgc_driver_opts o;
-	struct hgc_tir_module *m;
-	struct hgc_diag d;
-	char *plan = NULL, *s = NULL;
-
-	hgc_driver_opts_init(&o);
-	o.threads = 2;
-	if (rule)
-		o.rules = rule, o.nrules = 1;
-	hgc_diag_init(&d);
-	m = hgc_driver_lower(sp->graph, &o, &plan, &d);
-	if (m)
-		s = hgc_tir_module_str(m);
-	else
-		diag("%s", hgc_diag_text(&d));
-	hgc_tir_module_free(m);
-	free(plan);
-	hgc_diag_release(&d);
-	return s ? s : strdup("");
+	return dc_tir_text(sp->graph, 2, rule, NULL);
 }
 
 /* Whether the template log of lowering sp (2 threads) has the text. */
@@ -127,8 +99,8 @@ static void test_tir(const struct hgc_spec *sp, long scores)
 	const char *loop = strstr(s, "merge 1 {");
 	long n = tensor_size(loop, "s");
 
-	is_int(count(s, "merge 1 {"), 1, "%s: the two MatMuls' loops are one parallel for", sp->name);
-	is_int(count(s, "parallel for"), 1, "%s: no other (K^T and V are packed serially at this size)",
+	is_int(dc_count(s, "merge 1 {"), 1, "%s: the two MatMuls' loops are one parallel for", sp->name);
+	is_int(dc_count(s, "parallel for"), 1, "%s: no other (K^T and V are packed serially at this size)",
 	       sp->name);
 	ok(n > 0 && n < scores && n * 4 <= 128 << 10 && tensor_size(s, "s") == n,
 	   "%s: the scores are a slice of the iteration's rows, defined in the loop (%ld of %ld)",
@@ -141,7 +113,7 @@ static void test_tir(const struct hgc_spec *sp, long scores)
 	   "%s: both brgemms write their results in place (no write-back copy)", sp->name);
 	free(s);
 	s = tir_of(sp, &fwd_off);
-	is_int(count(s, "merge 1 {"), 2, "%s: with copy_forward off the copies keep the loops apart",
+	is_int(dc_count(s, "merge 1 {"), 2, "%s: with copy_forward off the copies keep the loops apart",
 	       sp->name);
 	ok(strstr(s, "= q[") != NULL, "%s: and Q is copied", sp->name);
 	free(s);

@@ -29,36 +29,10 @@ static const char src[] =
 	"  input x : f32[6, 64] = uniform(lo = -4, hi = 4, seed = 5);\n"
 	"  mx = ReduceMax(x, axes = [1]); mn = ReduceMin(x, axes = [1]); output mx, mn; }\n";
 
-/* Count the occurrences of needle in hay. */
-static int count(const char *hay, const char *needle)
-{
-	int n = 0;
-
-	for (const char *s = hay; (s = strstr(s, needle)); s++)
-		n++;
-	return n;
-}
-
 /* The TIR of sp after the passes (2 threads), as text. */
 static char *tir_of(const struct hgc_spec *sp)
 {
-	struct hgc_driver_opts o;
-	struct hgc_tir_module *m;
-	struct hgc_diag d;
-	char *plan = NULL, *s = NULL;
-
-	hgc_driver_opts_init(&o);
-	o.threads = 2;
-	hgc_diag_init(&d);
-	m = hgc_driver_lower(sp->graph, &o, &plan, &d);
-	if (m)
-		s = hgc_tir_module_str(m);
-	else
-		diag("%s", hgc_diag_text(&d));
-	hgc_tir_module_free(m);
-	free(plan);
-	hgc_diag_release(&d);
-	return s ? s : strdup("");
+	return dc_tir_text(sp->graph, 2, NULL, NULL);
 }
 
 /* The text of the loop that starts at the line holding at, to its brace. */
@@ -84,15 +58,15 @@ static void test_rows(const struct hgc_spec *sp)
 
 	ok(at != NULL, "att: the members go row by row");
 	row = loop_text(at ? at : s);
-	is_int(count(row, "for ("), 4, "att: the row loop holds three loops");
+	is_int(dc_count(row, "for ("), 4, "att: the row loop holds three loops");
 	ok(!strstr(row, "= exp(") || strstr(row, ": f32 = exp("),
 	   "att: exp's result is a let of the sum's loop, not a store of its own loop");
 	ok(strstr(row, "mask[") && strstr(row, "max(") &&
 	   strstr(strstr(row, "mask["), "max(") < strstr(row, "exp("),
 	   "att: the mask add sits in the max loop");
-	ok(count(row, "exp(") >= 1 && count(row, "exp(") == count(row, ": f32 = exp("),
+	ok(dc_count(row, "exp(") >= 1 && dc_count(row, "exp(") == dc_count(row, ": f32 = exp("),
 	   "att: every exp is a let (its value goes to the sum, not through memory)");
-	is_int(count(s, "parallel for"), 1, "att: one parallel loop");
+	is_int(dc_count(s, "parallel for"), 1, "att: one parallel loop");
 	free(row);
 	free(s);
 }

@@ -58,44 +58,16 @@ static const char src[] =
 	"  y = MatMul(g, w2); output y;\n"
 	"  expect { rtol = 1e-4; atol = 1e-5; } }\n";
 
-/* Count the occurrences of needle in hay. */
-static int count(const char *hay, const char *needle)
-{
-	int n = 0;
-
-	for (const char *s = hay; (s = strstr(s, needle)); s++)
-		n++;
-	return n;
-}
-
 /* Lower sp (threads, one rule or none): the TIR after the passes as text
    (only its entry function) and the template log into *plan. */
 static char *lower(const struct hgc_spec *sp, int threads, const struct hgc_tmpl_rule *rule,
 		   char **plan)
 {
-	struct hgc_driver_opts o;
-	struct hgc_tir_module *m;
-	struct hgc_diag d;
-	char *s = NULL, *init;
+	char *s = dc_tir_text(sp->graph, threads, rule, plan), *init;
 
-	hgc_driver_opts_init(&o);
-	o.threads = threads;
-	if (rule)
-		o.rules = rule, o.nrules = 1;
-	hgc_diag_init(&d);
-	*plan = NULL;
-	m = hgc_driver_lower(sp->graph, &o, plan, &d);
-	if (m)
-		s = hgc_tir_module_str(m);
-	else
-		diag("%s", hgc_diag_text(&d));
-	if (!*plan)
-		*plan = strdup("");
-	if (s && (init = strstr(s, "init func")))
+	if ((init = strstr(s, "init func")))
 		*init = 0;
-	hgc_tir_module_free(m);
-	hgc_diag_release(&d);
-	return s ? s : strdup("");
+	return s;
 }
 
 /* Whether text has needle; else say what it has. */
@@ -135,8 +107,8 @@ static void test_split(const struct hgc_spec *sp)
 		     "estimate "), "mlp3: the three layers are split by rows jointly");
 	ok(has(plan, "MatMul y: template matmul_plain, fused (") && has(plan, "MPN=2 NPN=1"),
 	   "mlp3: the last layer (no post-ops) takes the split too");
-	is_int(count(s, "parallel for"), 1, "mlp3: one parallel loop in the entry");
-	is_int(count(s, "merge 1 {"), 1, "mlp3: the merged one");
+	is_int(dc_count(s, "parallel for"), 1, "mlp3: one parallel loop in the entry");
+	is_int(dc_count(s, "merge 1 {"), 1, "mlp3: the merged one");
 	free(s);
 	free(plan);
 	s = lower(sp, 1, NULL, &plan);
@@ -159,12 +131,12 @@ static void test_packa(const struct hgc_spec *sp)
 
 	ok(has(plan, "h0 h1 split by rows jointly") && has(plan, "MatMul h1: template matmul_packa"),
 	   "mlp_packa: split by rows, the second layer packs A");
-	is_int(count(s, "parallel for"), 1, "mlp_packa: one parallel loop, the packing in it");
+	is_int(dc_count(s, "parallel for"), 1, "mlp_packa: one parallel loop, the packing in it");
 	ok(has(s, "(mpi * 1 + "), "mlp_packa: a thread packs its own row blocks");
 	free(s);
 	free(plan);
 	s = lower(sp, 2, &off, &plan);
-	is_int(count(s, "parallel for"), 3, "mlp_packa, parallel_merge off: three loops");
+	is_int(dc_count(s, "parallel for"), 3, "mlp_packa, parallel_merge off: three loops");
 	free(s);
 	free(plan);
 }
@@ -196,7 +168,7 @@ int main(void)
 	s = lower(HGC_PROGRAM_SPEC(&p, 3), 2, NULL, &plan);
 	ok(has(plan, "h: members row by row at post_block, 64 rows of 16"),
 	   "ffn_gelu: GELU's members on 64 x 16 blocks go row by row");
-	is_int(count(s, "erf("), 1, "ffn_gelu: the row's members are one loop");
+	is_int(dc_count(s, "erf("), 1, "ffn_gelu: the row's members are one loop");
 	free(s);
 	free(plan);
 	for (size_t i = 0; i < p.specs.len; i++) {

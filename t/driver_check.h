@@ -201,4 +201,44 @@ static inline struct hgc_graph *dc_matmul(int64_t m, int64_t k, int64_t n, bool 
 	return g;
 }
 
+/* Count the occurrences of needle in hay. */
+static inline int dc_count(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *s = hay; (s = strstr(s, needle)); s++)
+		n++;
+	return n;
+}
+
+/* The TIR of g after the passes (threads, one rule or none) as text (malloc'ed;
+   "" when lowering fails, its error a TAP diag); the template log into *plan
+   when plan is not NULL ("" when none). */
+static inline char *dc_tir_text(const struct hgc_graph *g, int threads,
+				const struct hgc_tmpl_rule *rule, char **plan)
+{
+	struct hgc_driver_opts o;
+	struct hgc_tir_module *m;
+	struct hgc_diag d;
+	char *log = NULL, *s = NULL;
+
+	hgc_driver_opts_init(&o);
+	o.threads = threads;
+	if (rule)
+		o.rules = rule, o.nrules = 1;
+	hgc_diag_init(&d);
+	m = hgc_driver_lower(g, &o, &log, &d);
+	if (m)
+		s = hgc_tir_module_str(m);
+	else
+		diag("%s", hgc_diag_text(&d));
+	hgc_tir_module_free(m);
+	hgc_diag_release(&d);
+	if (plan)
+		*plan = log ? log : strdup("");
+	else
+		free(log);
+	return s ? s : strdup("");
+}
+
 #endif
