@@ -235,28 +235,31 @@ static const struct hgc_op *sinkable(struct tp *s, const struct hgc_tensor *t)
 	return p;
 }
 
-/* Do a and c list the same dims once the 1s are dropped (so a reshape permutes them)? */
-static bool same_but_units(const int64_t *a, const int64_t *c, int r)
+/*
+ * Does undoing the transpose (inv) keep b's data as it is: do the dims of
+ * e (b expanded to rank r) that are not 1 stay in their order?  Then only
+ * unit dims move and a reshape (or nothing) is the whole permutation.
+ * Equal sizes alone are not enough: x - T(x) on a square x must not read x.
+ */
+static bool keeps_order(const int64_t *e, const int *inv, int r)
 {
-	int i = 0, j = 0;
+	int i, last = -1;
 
-	for (;;) {
-		while (i < r && a[i] == 1)
-			i++;
-		while (j < r && c[j] == 1)
-			j++;
-		if (i == r || j == r)
-			return i == r && j == r;
-		if (a[i++] != c[j++])
+	for (i = 0; i < r; i++) {
+		if (e[inv[i]] == 1)
+			continue;
+		if (inv[i] < last)
 			return false;
+		last = inv[i];
 	}
+	return true;
 }
 
 /*
  * The operand b of a binary op whose other operand was T_p(x), in x's
  * layout: its own source if it is T_p too, b itself if it broadcasts the
- * same either way, a reshape if only unit dims move, a transpose if b is a
- * known constant (it folds); else NULL.
+ * same either way (its non-unit dims in place), a reshape if only unit
+ * dims move, a transpose if b is a known constant (it folds); else NULL.
  */
 static struct hgc_tensor *unpermute(struct tp *s, struct hgc_tensor *b, const int *p, int r)
 {
@@ -277,10 +280,8 @@ static struct hgc_tensor *unpermute(struct tp *s, struct hgc_tensor *b, const in
 	}
 	for (i = 0; i < r; i++)
 		bd[i] = e[inv[i]];
-	if (!memcmp(e, bd, (size_t)r * sizeof(*e)))
-		return b;
-	if (same_but_units(e, bd, r))
-		return hgc_pb_reshape(&s->b, b, r, bd);
+	if (keeps_order(e, inv, r))
+		return memcmp(e, bd, (size_t)r * sizeof(*e)) ? hgc_pb_reshape(&s->b, b, r, bd) : b;
 	if (!hgc_tensor_is_known(s->g, b))
 		return NULL;
 	return hgc_pb_transpose(&s->b, hgc_pb_reshape(&s->b, b, r, e), inv);
