@@ -15,6 +15,13 @@ for o in $objs; do
 		echo "1..0 # SKIP $o not built (set HGC_BUILD)"
 		exit 0
 	fi
+	# ASan's instrumentation takes general registers of its own, so an
+	# instrumented kernel spills row pointers the shipped one keeps; the
+	# claim is about the shipped code, which `make check` tests.
+	if nm "$o" 2>/dev/null | grep -q __asan_; then
+		echo "1..0 # SKIP $o is a sanitizer build: its registers are not the shipped kernel's"
+		exit 0
+	fi
 done
 echo "1..4"
 n=0
