@@ -63,5 +63,9 @@ void *hgc_rt_scratch_alloc(int64_t bytes);
 void hgc_rt_scratch_free(void *p);
 void hgc_rt_scratch_trim(void);
 void hgc_rt_scratch_pooled(int *blocks, int64_t *bytes);
+/* constbuf.c: zeroed, page-aligned memory for a module's large constants, mapped
+   from the kernel so that nothing touches it before init fills it. */
+void *hgc_rt_const_alloc(int64_t bytes);
+void hgc_rt_const_free(void *p, int64_t bytes);
 
 #endif

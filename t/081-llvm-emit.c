@@ -93,7 +93,7 @@ static const char main_c[] =
 	"\tfor (i = 0; i < 4; i++)\n\t\tfor (j = 0; j < 6; j++)\n"
 	"\t\t\tprintf(\"%g %lld\\n\", O[i][j], (long long)T[i][j]);\n"
 	"\tt81_entry(args);\n\tfor (i = 0; i < 4; i++)\n\t\tfor (j = 0; j < 6; j++)\n"
-	"\t\t\tsum += O[i][j];\n\tprintf(\"sum %g\\n\", sum);\n\treturn 0;\n}\n";
+	"\t\t\tsum += O[i][j];\n\tprintf(\"sum %g\\n\", sum);\n\tt81_fini();\n\treturn 0;\n}\n";
 
 /* What that program must print. */
 static void expected_output(char *buf, size_t size, const float *w)
@@ -150,8 +150,9 @@ static void test_object(void)
 	h = hgc_read_file(path, NULL, &d);
 	ok(h && strstr(h, "void t81_entry(void **args);\n") &&
 	   strstr(h, "void t81_entry_fn(int64_t *T, float *O, float scale);\n") &&
-	   strstr(h, "void t81_init_fn(void);\n") && strstr(h, " *   args[1]: O f32[4, 6]\n"),
-	   "the header declares both forms of entry and init");
+	   strstr(h, "void t81_init_fn(void);\n") && strstr(h, " *   args[1]: O f32[4, 6]\n") &&
+	   strstr(h, "void t81_fini(void);\n"),
+	   "the header declares both forms of entry and init, and fini");
 	snprintf(path, sizeof(path), "%s/main.c", tmp);
 	ok(write_text(path, main_c), "wrote main.c");
 	is_int(link_program(), 0, "cc links main.c with the object and the runtime objects");

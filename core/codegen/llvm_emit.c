@@ -134,6 +134,10 @@ static void header(FILE *out, const struct hgc_tir_module *m, const char *prefix
 	fputs("/*\n * Run the module.  args[i] points to parameter i: a dense row-major buffer\n"
 	      " * for a tensor, the value for a scalar.\n", out);
 	declare(out, prefix, "entry", m->entry);
+	if (m->init)
+		fprintf(out, "/*\n * Give back the memory init took for large constants: call once after\n"
+			     " * the last run (init may be called again after it).\n */\n"
+			     "void %sfini(void);\n\n", prefix);
 	fprintf(out, "#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
 }
 

@@ -48,6 +48,8 @@ LLVMValueRef hgc_llvm_dim(struct hgc_llvm_gen *g, const struct hgc_tir_tensor *t
 /* The base pointer of t here. */
 static LLVMValueRef base(struct hgc_llvm_gen *g, const struct hgc_tir_tensor *t)
 {
+	if (!g->tensors[t->id] && g->heap[t->id])
+		return hgc_llvm_heap_base(g, t);
 	if (!g->tensors[t->id]) {
 		hgc_llvm_err(g, "tensor '%s' has no buffer here", t->name);
 		return LLVMGetUndef(LLVMPointerType(hgc_llvm_mem_type(g, t->elem), 0));

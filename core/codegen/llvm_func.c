@@ -138,6 +138,8 @@ void hgc_llvm_func(struct hgc_llvm_gen *g, const struct hgc_tir_func *f)
 	g->scratch.len = 0;
 	hgc_llvm_begin_function(g, g->funcs[f->id]);
 	bind_params(g, f);
+	if (f == g->m->init)
+		hgc_llvm_heap_alloc(g);
 	hgc_llvm_stmt(g, f->body);
 	if (!hgc_llvm_terminated(g)) {
 		hgc_llvm_free_scratch(g, 0);

@@ -48,6 +48,8 @@ struct hgc_llvm_gen {
 	LLVMValueRef *tensors;		/* per tensor id: base pointer (element type) here */
 	struct hgc_llvm_var *vars;	/* per variable id */
 	bool *written;			/* per tensor id: stored to or address taken */
+	LLVMValueRef *heap;		/* per tensor id: the pointer global of a heap
+					   constant (llvm_module.c), else NULL */
 	LLVMValueRef omp_num_threads;	/* declared runtime functions, lazily */
 	/* the function being emitted */
 	const struct hgc_tir_func *f;
@@ -63,6 +65,12 @@ struct hgc_llvm_loop {
 	LLVMValueRef i;			/* the induction variable, i64 */
 	LLVMBasicBlockRef head, exit;
 };
+
+/* llvm_module.c: heap constants (large zero-initialized ones, filled by init). */
+/* The base of heap constant t in this function, loaded in its entry block. */
+LLVMValueRef hgc_llvm_heap_base(struct hgc_llvm_gen *g, const struct hgc_tir_tensor *t);
+/* At the top of init: map the heap constants not mapped yet and bind their bases. */
+void hgc_llvm_heap_alloc(struct hgc_llvm_gen *g);
 
 /* llvm_session.c */
 /* The host target (cpu, features, triple, layout) once per process; -1 with the diag set. */
@@ -88,6 +96,11 @@ LLVMOrcResourceTrackerRef hgc_llvm_jit_add_object(LLVMMemoryBufferRef obj, struc
 void *hgc_llvm_jit_lookup(const char *name, struct hgc_diag *d);
 /* Remove a module's code and release its tracker. */
 void hgc_llvm_jit_remove(LLVMOrcResourceTrackerRef rt);
+/* The compiled module behind rt (NULL: adding it failed): PREFIXentry, and
+   PREFIXinit and PREFIXfini when has_init; NULL with d set, rt removed, when
+   one is missing.  Its release calls fini, then removes rt. */
+struct hgc_compiled *hgc_llvm_jit_compiled(LLVMOrcResourceTrackerRef rt, const char *prefix,
+					   int nargs, bool has_init, struct hgc_diag *d);
 
 /* llvm_type.c */
 void hgc_llvm_types_init(struct hgc_llvm_gen *g);

@@ -34,17 +34,49 @@ static bool written_stmt(struct hgc_tir_visitor *v, struct hgc_tir_stmt *s)
 	return true;
 }
 
+/*
+ * Zero-initialized constants of at least this many bytes in a module with an
+ * init function are heap constants: a pointer global that init sets to
+ * memory from hgc_rt_const_alloc, and fini gives back.  A zero-initialized
+ * global costs the JIT a memset of all of it at load (runtime/constbuf.c).
+ */
+#define HEAP_CONST_MIN (1 << 20)
+
+/* The bytes of t's buffer (at least one element). */
+static int64_t const_bytes(const struct hgc_tir_tensor *t)
+{
+	int64_t n = hgc_tir_tensor_size(t);
+
+	return (n > 0 ? n : 1) * hgc_llvm_elem_size(t->elem);
+}
+
+/* A heap constant: the null pointer global, recorded in g->heap. */
+static void heap_constant(struct hgc_llvm_gen *g, const struct hgc_tir_tensor *t, const char *name)
+{
+	LLVMValueRef gv = LLVMAddGlobal(g->mod, g->t.i8p, name);
+
+	LLVMSetInitializer(gv, LLVMConstNull(g->t.i8p));
+	LLVMSetLinkage(gv, LLVMInternalLinkage);
+	g->heap[t->id] = gv;
+}
+
 /* A module constant: a 64-byte aligned internal global, with its data or zeros;
-   read-only when it has data and nothing writes it. */
+   read-only when it has data and nothing writes it.  NULL for a heap constant,
+   whose base each function loads (hgc_llvm_heap_base). */
 static LLVMValueRef constant(struct hgc_llvm_gen *g, const struct hgc_tir_tensor *t)
 {
-	int64_t n = hgc_tir_tensor_size(t), bytes = (n > 0 ? n : 1) * hgc_llvm_elem_size(t->elem);
-	bool data = t->data && !t->elem.ptr && n > 0;
-	LLVMTypeRef ty = LLVMArrayType(g->t.i8, (unsigned)bytes);
+	int64_t bytes = const_bytes(t);
+	bool data = t->data && !t->elem.ptr && hgc_tir_tensor_size(t) > 0;
+	LLVMTypeRef ty;
 	char name[512];
 	LLVMValueRef gv;
 
 	snprintf(name, sizeof(name), "tir.%s", t->name);
+	if (!data && g->m->init && bytes >= HEAP_CONST_MIN) {
+		heap_constant(g, t, name);
+		return NULL;
+	}
+	ty = LLVMArrayType(g->t.i8, (unsigned)bytes);
 	gv = LLVMAddGlobal(g->mod, ty, name);
 	LLVMSetInitializer(gv, data ? LLVMConstStringInContext(g->ctx, t->data, (unsigned)bytes, 1)
 				    : LLVMConstNull(ty));
@@ -52,6 +84,78 @@ static LLVMValueRef constant(struct hgc_llvm_gen *g, const struct hgc_tir_tensor
 	LLVMSetAlignment(gv, 64);
 	LLVMSetGlobalConstant(gv, data && !g->written[t->id]);
 	return LLVMConstBitCast(gv, LLVMPointerType(hgc_llvm_mem_type(g, t->elem), 0));
+}
+
+/* The base of heap constant t in this function, from its pointer global: loaded
+   in the entry block, or by b at the insertion point (init, after mapping). */
+static LLVMValueRef heap_load(struct hgc_llvm_gen *g, LLVMBuilderRef b,
+			      const struct hgc_tir_tensor *t)
+{
+	LLVMValueRef p = LLVMBuildLoad2(b, g->t.i8p, g->heap[t->id], t->name);
+
+	return LLVMBuildBitCast(b, p, LLVMPointerType(hgc_llvm_mem_type(g, t->elem), 0), "");
+}
+
+/* The base pointer of heap constant t here, loaded once per function. */
+LLVMValueRef hgc_llvm_heap_base(struct hgc_llvm_gen *g, const struct hgc_tir_tensor *t)
+{
+	if (!g->tensors[t->id]) {
+		LLVMPositionBuilderAtEnd(g->ab, g->entry);
+		g->tensors[t->id] = heap_load(g, g->ab, t);
+	}
+	return g->tensors[t->id];
+}
+
+/* At the top of init: map each heap constant not mapped yet, and bind its base. */
+void hgc_llvm_heap_alloc(struct hgc_llvm_gen *g)
+{
+	const struct hgc_tir_tensor *t;
+	LLVMBasicBlockRef map, next;
+	LLVMValueRef p, size;
+	size_t i;
+
+	for (i = 0; i < g->m->consts.len; i++) {
+		t = HGC_TIR_CONST_AT(g->m, i);
+		if (!g->heap[t->id])
+			continue;
+		map = hgc_llvm_new_block(g, "heap.map");
+		next = hgc_llvm_new_block(g, "heap.next");
+		p = LLVMBuildLoad2(g->b, g->t.i8p, g->heap[t->id], "");
+		LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, p, ""), map, next);
+		LLVMPositionBuilderAtEnd(g->b, map);
+		size = LLVMConstInt(g->t.i64, (unsigned long long)const_bytes(t), 0);
+		p = hgc_llvm_call_extern(g, "hgc_rt_const_alloc", g->t.i8p, &g->t.i64, &size, 1);
+		LLVMBuildStore(g->b, p, g->heap[t->id]);
+		LLVMBuildBr(g->b, next);
+		LLVMPositionBuilderAtEnd(g->b, next);
+		g->tensors[t->id] = heap_load(g, g->b, t);
+	}
+}
+
+/* PREFIXfini(void): unmap every heap constant (init maps them again). */
+static void heap_fini(struct hgc_llvm_gen *g)
+{
+	LLVMTypeRef types[2] = { g->t.i8p, g->t.i64 };
+	const struct hgc_tir_tensor *t;
+	LLVMValueRef fn, args[2];
+	char name[512];
+	size_t i;
+
+	snprintf(name, sizeof(name), "%sfini", g->prefix);
+	fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->t.v, NULL, 0, 0));
+	hgc_llvm_func_attrs(g, fn);
+	g->fn = fn;
+	LLVMPositionBuilderAtEnd(g->b, hgc_llvm_new_block(g, "entry"));
+	for (i = 0; i < g->m->consts.len; i++) {
+		t = HGC_TIR_CONST_AT(g->m, i);
+		if (!g->heap[t->id])
+			continue;
+		args[0] = LLVMBuildLoad2(g->b, g->t.i8p, g->heap[t->id], "");
+		args[1] = LLVMConstInt(g->t.i64, (unsigned long long)const_bytes(t), 0);
+		hgc_llvm_call_extern(g, "hgc_rt_const_free", g->t.v, types, args, 2);
+		LLVMBuildStore(g->b, LLVMConstNull(g->t.i8p), g->heap[t->id]);
+	}
+	LLVMBuildRetVoid(g->b);
 }
 
 /* Everything of the module into g->mod. */
@@ -75,8 +179,10 @@ static void translate(struct hgc_llvm_gen *g)
 		hgc_llvm_func(g, HGC_TIR_FUNC(m, i));
 	}
 	hgc_llvm_wrapper(g, m->entry, "entry");
-	if (m->init)
+	if (m->init) {
 		hgc_llvm_wrapper(g, m->init, "init");
+		heap_fini(g);
+	}
 	free(globals);
 }
 
@@ -93,6 +199,7 @@ static int generate(struct hgc_llvm_module *lm, const struct hgc_tir_module *m, 
 	g.tensors = hgc_xcalloc((size_t)m->ntensors + 1, sizeof(*g.tensors));
 	g.vars = hgc_xcalloc((size_t)m->nvars + 1, sizeof(*g.vars));
 	g.written = hgc_xcalloc((size_t)m->ntensors + 1, sizeof(*g.written));
+	g.heap = hgc_xcalloc((size_t)m->ntensors + 1, sizeof(*g.heap));
 	hgc_vec_init(&g.scratch, sizeof(LLVMValueRef));
 	translate(&g);
 	hgc_vec_release(&g.scratch);
@@ -100,6 +207,7 @@ static int generate(struct hgc_llvm_module *lm, const struct hgc_tir_module *m, 
 	free(g.tensors);
 	free(g.vars);
 	free(g.written);
+	free(g.heap);
 	LLVMDisposeBuilder(g.ab);
 	LLVMDisposeBuilder(g.b);
 	return g.nerr ? -1 : 0;
@@ -180,32 +288,6 @@ void hgc_llvm_module_free(struct hgc_llvm_module *lm)
 	free(lm);
 }
 
-/* A module in the JIT: the common struct and its resource tracker. */
-struct llvm_compiled {
-	struct hgc_compiled pub;
-	LLVMOrcResourceTrackerRef rt;
-};
-
-/* Remove the module's code from the JIT. */
-static void release(struct hgc_compiled *pub)
-{
-	struct llvm_compiled *c = (struct llvm_compiled *)pub;
-
-	hgc_llvm_jit_remove(c->rt);
-	free(c);
-}
-
-/* Look up PREFIXrole; compiles the module on first use. */
-static hgc_compiled_fn lookup(const char *prefix, const char *role, struct hgc_diag *d)
-{
-	char name[512];
-	hgc_compiled_fn fn;
-
-	snprintf(name, sizeof(name), "%s%s", prefix, role);
-	*(void **)&fn = hgc_llvm_jit_lookup(name, d);
-	return fn;
-}
-
 /* Compile m into the process JIT; NULL with the diag set. */
 struct hgc_compiled *hgc_codegen_llvm_compile(const struct hgc_tir_module *m,
 					      const struct hgc_codegen_llvm_opts *opts,
@@ -213,30 +295,17 @@ struct hgc_compiled *hgc_codegen_llvm_compile(const struct hgc_tir_module *m,
 {
 	char *prefix = hgc_llvm_jit_prefix();
 	struct hgc_llvm_module *lm = hgc_llvm_module_build(m, prefix, opts, d);
-	struct llvm_compiled *c;
+	struct hgc_compiled *c = NULL;
 	LLVMOrcResourceTrackerRef rt;
 
-	if (!lm) {
-		free(prefix);
-		return NULL;
+	if (lm) {
+		rt = hgc_llvm_jit_add(lm->mod, lm->tsc, d);
+		lm->mod = NULL;		/* the JIT owns it now, even when adding failed */
+		hgc_llvm_module_free(lm);
+		c = hgc_llvm_jit_compiled(rt, prefix, m->entry->nparams, m->init != NULL, d);
 	}
-	rt = hgc_llvm_jit_add(lm->mod, lm->tsc, d);
-	lm->mod = NULL;		/* the JIT owns it now, even when adding failed */
-	hgc_llvm_module_free(lm);
-	c = hgc_xcalloc(1, sizeof(*c));
-	c->rt = rt;
-	c->pub.release = release;
-	c->pub.nargs = m->entry->nparams;
-	if (rt && m->init)
-		c->pub.init = lookup(prefix, "init", d);
-	if (rt && (!m->init || c->pub.init))
-		c->pub.entry = lookup(prefix, "entry", d);
 	free(prefix);
-	if (!c->pub.entry) {
-		release(&c->pub);
-		return NULL;
-	}
-	return &c->pub;
+	return c;
 }
 
 /* Print the optimized IR of m (exported names PREFIXentry ...). */

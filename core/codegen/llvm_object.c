@@ -12,21 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* An object in the JIT: the common struct and its resource tracker. */
-struct object_compiled {
-	struct hgc_compiled pub;
-	LLVMOrcResourceTrackerRef rt;
-};
-
-/* Remove the object's code from the JIT. */
-static void release(struct hgc_compiled *pub)
-{
-	struct object_compiled *c = (struct object_compiled *)pub;
-
-	hgc_llvm_jit_remove(c->rt);
-	free(c);
-}
-
 /* The host target description ("triple, cpu NAME, features ..."), setting it up on
    first use; NULL with the diag set. */
 const char *hgc_codegen_llvm_host(struct hgc_diag *d)
@@ -65,43 +50,17 @@ int hgc_codegen_llvm_object(const struct hgc_tir_module *m,
 	return rc;
 }
 
-/* Look up PREFIXrole in the JIT (links the object on first use). */
-static hgc_compiled_fn lookup(const char *prefix, const char *role, struct hgc_diag *d)
-{
-	char name[512];
-	hgc_compiled_fn fn;
-
-	snprintf(name, sizeof(name), "%s%s", prefix, role);
-	*(void **)&fn = hgc_llvm_jit_lookup(name, d);
-	return fn;
-}
-
-/* Load an object exporting PREFIXentry (and PREFIXinit) into the process JIT. */
+/* Load an object exporting PREFIXentry (and PREFIXinit, PREFIXfini) into the process JIT. */
 struct hgc_compiled *hgc_codegen_llvm_load_object(const void *obj, size_t size,
 						  const char *prefix, int nargs, bool has_init,
 						  struct hgc_diag *d)
 {
 	LLVMMemoryBufferRef buf;
-	struct object_compiled *c;
 	LLVMOrcResourceTrackerRef rt;
 
 	if (hgc_llvm_target(d) < 0)
 		return NULL;
 	buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(obj, size, "hgc-object");
 	rt = hgc_llvm_jit_add_object(buf, d);	/* takes buf */
-	if (!rt)
-		return NULL;
-	c = hgc_xcalloc(1, sizeof(*c));
-	c->rt = rt;
-	c->pub.release = release;
-	c->pub.nargs = nargs;
-	if (has_init)
-		c->pub.init = lookup(prefix, "init", d);
-	if (!has_init || c->pub.init)
-		c->pub.entry = lookup(prefix, "entry", d);
-	if (!c->pub.entry) {
-		release(&c->pub);
-		return NULL;
-	}
-	return &c->pub;
+	return hgc_llvm_jit_compiled(rt, prefix, nargs, has_init, d);
 }

@@ -29,7 +29,9 @@
 	X(hgc_brgemm_bf16_strd)    \
 	X(hgc_rt_parallel_for)     \
 	X(hgc_rt_scratch_alloc)    \
-	X(hgc_rt_scratch_free)
+	X(hgc_rt_scratch_free)     \
+	X(hgc_rt_const_alloc)      \
+	X(hgc_rt_const_free)
 
 /* The process-wide state; lock guards all of it. */
 static struct {
@@ -375,6 +377,63 @@ void hgc_llvm_jit_remove(LLVMOrcResourceTrackerRef rt)
 	LLVMOrcReleaseResourceTracker(rt);
 	S.live--;
 	pthread_mutex_unlock(&lock);
+}
+
+/* A module or object in the JIT: the common struct, its tracker, and fini. */
+struct jit_compiled {
+	struct hgc_compiled pub;
+	LLVMOrcResourceTrackerRef rt;
+	void (*fini)(void);	/* unmaps the heap constants init mapped, or NULL */
+};
+
+/* Give back the module's constants, then remove its code from the JIT. */
+static void jit_release(struct hgc_compiled *pub)
+{
+	struct jit_compiled *c = (struct jit_compiled *)pub;
+
+	if (c->fini)
+		c->fini();
+	hgc_llvm_jit_remove(c->rt);
+	free(c);
+}
+
+/* The address of PREFIXrole; the first lookup in a module compiles it. */
+static void *lookup(const char *prefix, const char *role, struct hgc_diag *d)
+{
+	char name[512];
+
+	snprintf(name, sizeof(name), "%s%s", prefix, role);
+	return hgc_llvm_jit_lookup(name, d);
+}
+
+/* The compiled module behind rt (NULL: adding it failed): PREFIXentry, and
+   PREFIXinit and PREFIXfini when has_init; NULL, rt removed, when one is missing. */
+struct hgc_compiled *hgc_llvm_jit_compiled(LLVMOrcResourceTrackerRef rt, const char *prefix,
+					   int nargs, bool has_init, struct hgc_diag *d)
+{
+	struct jit_compiled *c;
+	void *init = NULL, *fini = NULL, *entry = NULL;
+
+	if (!rt)
+		return NULL;
+	if (has_init) {
+		init = lookup(prefix, "init", d);
+		fini = init ? lookup(prefix, "fini", d) : NULL;
+	}
+	if (!has_init || fini)
+		entry = lookup(prefix, "entry", d);
+	if (!entry) {
+		hgc_llvm_jit_remove(rt);
+		return NULL;
+	}
+	c = hgc_xcalloc(1, sizeof(*c));
+	c->rt = rt;
+	*(void **)&c->pub.init = init;
+	*(void **)&c->pub.entry = entry;
+	*(void **)&c->fini = fini;
+	c->pub.nargs = nargs;
+	c->pub.release = jit_release;
+	return &c->pub;
 }
 
 /* Dispose the JIT and the target machine; the next use sets them up again.  While
