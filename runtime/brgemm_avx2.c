@@ -480,25 +480,54 @@ static int ubs_first_rows(const struct hgc_rt_call *c, int nr, int64_t r0, int64
 }
 
 /*
+ * The B of the next call, as next_b_region (brgemm_tile.inc) finds it for
+ * f32: a packed int8 row of 4N bytes (ldb = 4N when dense) is, byte for
+ * byte, an f32 row of N, so the call is viewed as one of K/4 f32 rows.
+ * Without it the tiles of each call's first column block read B from L3
+ * or memory; touch_b, which reads it first, then took 5.7% of the wd
+ * 512x845x1024 MatMul's samples, 2.0% with it.
+ */
+static void ubs_next_b(const struct hgc_rt_call *c, const char **nb, int64_t *chunk,
+		       int64_t ntiles)
+{
+	struct hgc_rt_call f = *c;
+
+	*nb = NULL;
+	*chunk = 0;
+	if (c->ldb % 4)
+		return;
+	f.K = c->K / 4;
+	f.ldb = c->ldb / 4;
+	next_b_region(&f, nb, chunk, ntiles);
+}
+
+/*
  * Column blocks [v0, v1) (at least one) of a vpmaddubsw call: the first
  * rows checking B, then the other rows as run_blocks (brgemm_tile.inc)
- * does them, split evenly, but without its prefetchw of the next tile's
- * C: on these int8 calls it cost more than it saved (thread CPU time,
- * best of 6 interleaved, load 5-6: 1024^3 14.35 -> 13.74 ms, 512x845x1024
- * 7.32 -> 6.92, 64 x 128x64x128 1.140 -> 1.075 without it).  0 when the
- * call was finished widened.
+ * does them, split evenly, each row tile of the first block asking for
+ * its share of the next call's B (ubs_next_b), but without run_blocks'
+ * prefetchw of the next tile's C: on these int8 calls it cost more than
+ * it saved (thread CPU time, best of 6 interleaved, load 5-6: 1024^3
+ * 14.35 -> 13.74 ms, 512x845x1024 7.32 -> 6.92, 64 x 128x64x128 1.140 ->
+ * 1.075 without it).  0 when the call was finished widened.
  */
 static int ubs_blocks(const struct hgc_rt_call *c, int nr, int64_t v0, int64_t v1, int64_t nv,
 		      int nlast)
 {
-	int64_t r0 = c->M < CHK_ROWS ? c->M : CHK_ROWS, m0, v, i, q, extra;
+	int64_t r0 = c->M < CHK_ROWS ? c->M : CHK_ROWS, m0, v, i, q, extra, chunk;
+	const char *nb;
 	int rows;
 
 	if (!ubs_first_rows(c, nr, r0, v0, v1, nv, nlast))
 		return 0;
+	if (c->M == r0)
+		return 1;
 	row_split(&ubs_tiles, nr, c->M - r0, &q, &extra);
+	ubs_next_b(c, &nb, &chunk, (c->M - r0 + ubs_tiles.mr[nr] - 1) / ubs_tiles.mr[nr]);
 	for (m0 = r0, i = 0; m0 < c->M; m0 += rows, i++) {
 		rows = tile_rows(&ubs_tiles, nr, c->M - m0, i, q, extra);
+		if (v0 == 0 && nb)
+			prefetch_lines(nb + i * chunk, chunk);
 		for (v = v0; v < v1; v += nr)
 			ubs_tiles.fn[nr][rows](c, m0, v * VL, v + nr == nv ? nlast : VL);
 	}

@@ -3,10 +3,12 @@
  * hgc_rt_set_isa) against a naive reference on 128 shapes each, through
  * the address-array and stride entry points; int8 extremes; int8 B small
  * enough for AVX2's unwidened vpmaddubsw path, and the bound that picks it;
+ * int8 B right before an inaccessible page (the next call's B is prefetched);
  * shapes that the AVX2 int8 and bf16 kernels widen in chunks; empty calls;
  * broken contracts; HGC_ISA and its clamping.
  */
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -218,6 +220,61 @@ static void test_int8_bad_block(void)
 					ok(bad == 0, "u8s8s32: pair (100, %d) in column %d, M %d, beta %d: exact (%d wrong)",
 					   seconds[si], cols[ci], M, beta, bad);
 				}
+}
+
+/*
+ * int8 calls whose B is dense packed blocks one after another (ldb = 4N):
+ * the AVX2 vpmaddubsw path asks for the region right after the last block
+ * (the next call's B in a template's nest) while its tiles run.  Here that
+ * region is a page without access, right after B: a prefetch may point
+ * there, a load may not.  M from the first (checking) rows only to rows
+ * below them, N with and without a narrower last block, beta 0 and 1:
+ * exact each time.
+ */
+static void test_int8_next_b(void)
+{
+	enum { K = 64, BS = 2, MMAX = 37, NMAX = 40 };
+	static const int ms[] = {1, 4, 5, 13, 37}, ns[] = {16, 40};
+	static uint8_t A[BS * MMAX * K];
+	static int32_t C[MMAX * NMAX], want[MMAX * NMAX];
+	long page = sysconf(_SC_PAGESIZE);
+	size_t bytes = (size_t)(BS * K * NMAX + page - 1) / (size_t)page * (size_t)page;
+	char *map = mmap(NULL, bytes + (size_t)page, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint32_t s = 11;
+	int mi, ni, beta, m, n, k, b, bad;
+
+	if (map == MAP_FAILED || mprotect(map + bytes, (size_t)page, PROT_NONE)) {
+		ok(0, "u8s8s32 next B: mmap");
+		return;
+	}
+	for (mi = 0; mi < 5; mi++)
+		for (ni = 0; ni < 2; ni++)
+			for (beta = 0; beta < 2; beta++) {
+				int M = ms[mi], N = ns[ni];
+				int8_t *B = (int8_t *)(map + bytes) - BS * K * N;
+				const uint8_t *pa[BS] = {A, A + M * K};
+				const int8_t *pb[BS] = {B, B + K * N};
+
+				for (k = 0; k < BS * M * K; k++)
+					A[k] = (uint8_t)(rnd(&s) >> 8);
+				for (k = 0; k < BS * K * N; k++)
+					B[k] = (int8_t)((int)(rnd(&s) % 129) - 64);
+				for (m = 0; m < M * N; m++)
+					C[m] = want[m] = beta ? (int32_t)(rnd(&s) % 1000) : 0;
+				for (m = 0; m < M; m++)
+					for (n = 0; n < N; n++)
+						for (b = 0; b < BS; b++)
+							for (k = 0; k < K; k++)
+								want[m * N + n] += pa[b][m * K + k] *
+										   pb[b][(k / 4) * 4 * N + 4 * n + k % 4];
+				hgc_brgemm_u8s8s32(pa, pb, C, BS, M, N, K, K, 4 * N, N, beta);
+				for (bad = 0, m = 0; m < M * N; m++)
+					bad += C[m] != want[m];
+				ok(bad == 0, "u8s8s32 next B after the last block: M %d, N %d, beta %d: exact (%d wrong)",
+				   M, N, beta, bad);
+			}
+	munmap(map, bytes + (size_t)page);
 }
 
 /* Batches longer than the stride forms' address chunk, and arrays of the same length. */
@@ -453,6 +510,7 @@ int main(int argc, char **argv)
 	if (best >= HGC_ISA_AVX2) {
 		test_pairs_fit();
 		test_int8_bad_block();
+		test_int8_next_b();
 	}
 	test_empty();
 	test_contract();
