@@ -161,10 +161,13 @@ static void direct(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 /*
  * Bytes conv_1x1 reads from beyond L2 on one thread.  A group's input rows
  * (OHB output rows of OW pixels, IC channels each) are read once, and the
- * part of them that does not fit three quarters of L2 beside the group's
- * OCGB blocks of weights again by each further block (by each further
- * block of the image when one group holds all its rows); a group of weights is
- * read once per image, and the part that does not fit again by each
+ * part of them that does not fit three quarters of L2 beside one block of
+ * weights again by each further block (by each further block of the image
+ * when one group holds all its rows): the blocks of a group pass one at a
+ * time, so the rows compete with one block, not with the group (counting
+ * the group made res4b_branch2a take 28-row calls over 4 blocks, measured
+ * 1.1x slower than 98-row calls over 16).  A group of weights is read once
+ * per image, and the part that does not fit beside the rows again by each
  * further row group.  (Written for any window, so that a template reading
  * a channels-last input in place with a kernel window can share it.)
  */
@@ -178,14 +181,29 @@ static double nxc_bytes(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env
 	double xg = (double)(rows * pix * IC * cx->esize[0]);
 	double wg = (double)(OCGB * OCB * IC * KH * KW * cx->esize[1]);
 	double over = fmax(0, xg + wg - (double)fit), x, w;
+	double over_x = fmax(0, xg + wg / (double)OCGB - (double)fit);
 
 	/* one row group per image: consecutive channel groups share its rows */
 	if (ohblk == 1)
-		x = (double)N * (xg + (double)(ocgn * OCGB - 1) * fmin(xg, over));
+		x = (double)N * (xg + (double)(ocgn * OCGB - 1) * fmin(xg, over_x));
 	else
-		x = (double)(N * ocgn * ohblk) * (xg + (double)(OCGB - 1) * fmin(xg, over));
+		x = (double)(N * ocgn * ohblk) * (xg + (double)(OCGB - 1) * fmin(xg, over_x));
 	w = (double)(N * ocgn) * (wg + (double)(ohblk - 1) * fmin(wg, over));
 	return (x + w) / (double)T;
+}
+
+/*
+ * ns a call of conv_1x1 spends bringing its weights (bbytes, a new block
+ * each call) from L2 into L1: the first row tile waits for them, the later
+ * ones find them in L1.  Fitted on this machine (Zen 3, one thread,
+ * res4a_branch2c at batch 4, 16 KiB of weights a call): 28-row calls took
+ * about 1.08x the time of 196-row calls, 0.26 us more a call, about 64
+ * bytes a ns.  The model's kernel rate (model.c) rates calls of any length
+ * from a tile's rate, with no such cost.
+ */
+static double b_fetch_ns(int64_t bbytes)
+{
+	return (double)bbytes / 64.0;
 }
 
 /* conv_1x1's estimate: the brgemm calls of conv_direct's model (X and Y
@@ -204,7 +222,8 @@ static void nxc(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 	int64_t items = N * V(OCGN) * V(OHBLK) * V(OCGB), per = cdiv(items, T) * V(OHB) * OW / OWB;
 	double useful = 2.0 * (double)(N * OC * OH * OW) * (double)(IC * KH * KW);
 	double thread = 2.0 * (double)(per * OWB * OCB) * (double)(icblk * ICB * KH * KW);
-	double call = call_ns(cx, OWB, OW, OCB, OC, ICB, bs, chunks);
+	double call = call_ns(cx, OWB, OW, OCB, OC, ICB, bs, chunks) +
+		      b_fetch_ns(bs * ICB * OCB * cx->esize[1]);
 	double stream = stream_ns(cx, OWB, bs * ICB * OCB * cx->esize[1]);
 
 	o->working_set = (V(OHB) * OW * IC + V(OCGB) * OCB * IC * KH * KW) * cx->esize[0];

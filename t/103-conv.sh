@@ -21,26 +21,7 @@ ok() {
 	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
 }
 
-# conv NAME N IC H OC K STRIDE PAD [CONFIG-BODY]: a one-conv NXC/XIO spec
-conv() {
-	cat <<SPEC
-config c_$1 { threads = 1; $9 }
-spec $1 {
-  input x : f32[$2, $4, $4, $3];
-  const w : f32[$6, $6, $3, $5];
-  y = Convolution(x, w, strides = [$7, $7], pads_begin = [$8, $8], pads_end = [$8, $8],
-                  dilations = [1, 1], data_format = "NXC", weights_format = "XIO");
-  output y;
-  config c_$1;
-  expect { rtol = 1e-4; atol = 1e-5; }
-}
-SPEC
-}
-
-# chosen FILE PARAM: the value of PARAM on the chosen line of hgc explain
-chosen() {
-	"$HGC" explain "$1" | sed -n 's/.*chosen .*\b'"$2"'=\([0-9]*\).*/\1/p' | head -1
-}
+. "$top/t/conv_spec.inc"
 
 echo "1..33"
 
