@@ -232,6 +232,56 @@ static void nxc(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 	hgc_heur_finish(cx, o, useful, thread, T, (double)(per * chunks) * fmax(call, stream), 2);
 }
 
+/*
+ * conv_1x1_nb's estimate.  A thread's items are (channel group, output
+ * row) pairs; each copies the strided pixels of that row of every image
+ * into T (OW x N x IC values, read from beyond L2: one pass over the
+ * picked pixels per channel group) and runs OCGB x chunks calls of OW x N
+ * rows.  A call's B (BS x ICB by OCB) is fetched into L1 once (b_fetch_ns)
+ * and, beyond half the L1, streamed by every row tile from L2
+ * (stream_ns), not rated by the model's L1 term: res4a_branch1 at batch 4
+ * ran about 1.1x faster with OCB = 32, BS = 2 (32 KiB a call) than with
+ * OCB = 64, BS = 1, which that term had rated 1.3x slower.  The weights
+ * come once when all of them fit three quarters of L2, else a group's
+ * weights once per item, from L3 at 16 B/ns while a group fits L3_SHARE.
+ * (conv_direct's model counted the whole input read once per block of
+ * output channels: 2x to 4x what the copies read.)
+ */
+/* The part of the shared L3 (32 MiB here, other tenants' too) that a
+   group of weights re-read by a thread's consecutive items can count on; a
+   larger group comes back from memory at about half the rate
+   (res5a_branch1 at batch 4: one group of all 8 MiB of weights, read once
+   per output row, ran 1.4x the time of groups of 1 MiB, whose 7 rows run
+   one after another; res4a_branch1's one group of 2 MiB ran well). */
+#define L3_SHARE (2 << 20)
+
+static void nb1x1(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
+		  struct hgc_heur_est *o)
+{
+	int64_t N = V(N), IC = V(IC), OC = V(OC), OH = V(OH), OW = V(OW);
+	int64_t ICB = V(ICB), OCB = V(OCB), icblk = V(ICBLK), OCGB = V(OCGB);
+	int64_t T = V(threads) > 0 ? V(threads) : 1;
+	int64_t BS = V(BS) > 0 ? V(BS) : icblk, chunks = cdiv(icblk, BS), rows = OW * N;
+	int64_t per = cdiv(V(OCGN) * OH, T), bbytes = BS * ICB * OCB * cx->esize[1];
+	int64_t tbytes = rows * IC * cx->esize[0], wall = OC * IC * cx->esize[1];
+	int64_t wgroup = OCGB * OCB * IC * cx->esize[1];
+	double useful = 2.0 * (double)(N * OC * OH * OW) * (double)IC;
+	double thread = 2.0 * (double)(per * OCGB * rows * OCB) * (double)(icblk * ICB);
+	double call = unblocked_ns(cx, rows, OCB, ICB, BS) + b_fetch_ns(bbytes);
+	double wbytes = wall <= l2_bytes(cx) * 3 / 4 ? (double)wall : (double)(per * wgroup);
+
+	/* a call after the first of its rows reloads C (BS < ICBLK) */
+	if (chunks > 1)
+		call += (double)(2 * rows * OCB * cx->esize[2]) / 32.0;
+	call += (double)(cdiv(rows, 6) * cdiv(OCB, 16) * BS * 8) / cx->mc->ghz;
+	o->working_set = tbytes + bbytes;
+	o->mem_ns = (double)(per * tbytes) / 16.0 + wbytes / (wgroup > L3_SHARE ? 8.0 : 16.0);
+	o->pack_ns = hgc_heur_pack_layouts(cx, e, T) + (double)per * (double)(rows * IC) *
+							  cx->mc->pack_ns;
+	hgc_heur_finish(cx, o, useful, thread, T,
+			(double)(per * OCGB * chunks) * fmax(call, stream_ns(cx, rows, bbytes)), 2);
+}
+
 /* The direct convolution family, by its parameter names. */
 bool hgc_heur_conv(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 		   struct hgc_heur_est *out)
@@ -241,6 +291,8 @@ bool hgc_heur_conv(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 		return false;
 	if (HAS(OHB) && HAS(OCGB) && HAS(OHBLK) && HAS(OCGN))
 		nxc(cx, e, out);
+	else if (HAS(NB) && HAS(OCGB) && HAS(OCGN))
+		nb1x1(cx, e, out);
 	else
 		direct(cx, e, out);
 	return true;

@@ -23,7 +23,7 @@ ok() {
 
 . "$top/t/conv_spec.inc"
 
-echo "1..33"
+echo "1..35"
 
 conv r3b 1 128 28 128 3 1 1 "" > "$tmp/r3b.hgc"
 owb=$(chosen "$tmp/r3b.hgc" OWB)
@@ -212,6 +212,18 @@ conv nb1x1 4 1024 14 2048 1 2 0 "" > "$tmp/nb1x1.hgc"
 ocb=$(chosen "$tmp/nb1x1.hgc" OCB) ocgb=$(chosen "$tmp/nb1x1.hgc" OCGB)
 grep -q 'template conv_1x1_nb' "$tmp/nb1x1.exp" && test $(( ${ocb:-0} * ${ocgb:-0} )) -ge 256
 ok $? "res5a_branch1 at batch 4: conv_1x1_nb, groups of 256 or more channels (OCB=$ocb OCGB=$ocgb)"
+# its 8 MiB of weights, re-read once per output row: groups of at most
+# 2 MiB, which stay in L3 across a group's rows
+test $(( ${ocb:-0} * ${ocgb:-0} * 1024 * 4 )) -le $((2 << 20))
+ok $? "res5a_branch1 at batch 4: a group's weights fit 2 MiB (OCB=$ocb OCGB=$ocgb)"
+# res4a_branch1 (2 MiB of weights): one group, so T is copied once per
+# output row, and calls of 8 blocks of input channels (BS x ICB = 512),
+# not one block per call with C reloaded 8 times
+conv nb4a1 4 512 28 1024 1 2 0 "" > "$tmp/nb4a1.hgc"
+ocb=$(chosen "$tmp/nb4a1.hgc" OCB) ocgb=$(chosen "$tmp/nb4a1.hgc" OCGB)
+icb=$(chosen "$tmp/nb4a1.hgc" ICB) bs=$(chosen "$tmp/nb4a1.hgc" BS)
+test $(( ${ocb:-0} * ${ocgb:-0} )) -eq 1024 && test $(( ${icb:-0} * ${bs:-0} )) -ge 256
+ok $? "res4a_branch1 at batch 4: one group of all channels, 256 or more k a call (OCB=$ocb OCGB=$ocgb ICB=$icb BS=$bs)"
 conv nb1x1s 4 64 14 32 1 2 0 "" > "$tmp/nb1x1s.hgc"
 "$HGC" compile --dump=tir "$tmp/nb1x1s.hgc" > "$tmp/nb1x1s.tir" 2>&1
 grep -q 'brgemm(.*, bs, 28, [0-9]*, [0-9]*, 64, ' "$tmp/nb1x1s.tir" && grep -q 'tensor T: f32\[1792\]' "$tmp/nb1x1s.tir"
