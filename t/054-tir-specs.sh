@@ -53,6 +53,9 @@ done
 hgc compile --threads=1 --dump=tir spec/demo/mlp.hgc
 grep -q '^# buffer plan: peak scratch .* with reuse, .* without' "$T/out"
 ok $? "--dump=tir prints the buffer plan"
+# (the DLRM top MLP: the demo's last layer writes its output in place, and
+# its other two intermediates are live at once)
+hgc compile --threads=1 --dump=tir spec/models/dlrm.hgc
 grep -q '^    tensor scratch: f32\[' "$T/out"
 ok $? "--dump=tir prints the TIR after the passes (a shared scratch buffer)"
 hgc compile --dump=tir --config=all_off "$T/cfg.hgc" spec/demo/mlp.hgc

@@ -38,12 +38,12 @@ grep -q 'ORDER=0), write-back at post_row; candidates: post_row(ws=512 calls=3 c
 ok $? "MPN = 2 over 3 block rows: post_row counts 3 calls and is a box"
 grep -q 'post_thread(ws=1024 calls=2: not a box inside the result)' "$tmp/out"
 ok $? "post_thread still overhangs the last block row: not a box"
-grep -q 'ORDER=0).*post-ops at post_row: ReLU' "$tmp/out"
+grep -q 'ORDER=0).*post-ops at post_row: bias ReLU' "$tmp/out"
 ok $? "ORDER 0: the ReLU is fused at post_row"
 # ORDER 1: 3 x 2 blocks, post_block runs 6 times, not 8
 grep -q 'MPN=2 NPN=1 BS=1 ORDER=1), write-back at post_block; candidates: post_block(ws=256 calls=6 cost=[0-9]*) post_row(ws=512 calls=3 cost=' "$tmp/out"
 ok $? "ORDER 1: post_block counts 6 calls, post_row 3; both are boxes"
-grep -q 'MPN=2 NPN=1 BS=1 ORDER=1).*post-ops at post_row: ReLU' "$tmp/out"
+grep -q 'MPN=2 NPN=1 BS=1 ORDER=1).*post-ops at post_row: bias ReLU' "$tmp/out"
 ok $? "ORDER 1: the cheaper post_row takes the ReLU"
 # NPN = 2 over 3 block columns: post_row's slice runs past the last one
 grep -q 'MPN=1 NPN=2 BS=1 ORDER=1), write-back at post_block; candidates: post_block(ws=256 calls=6 cost=[0-9]*) post_row(ws=512 calls=4: not a box inside the result)' "$tmp/out"
@@ -65,7 +65,7 @@ spec om1off { input a : f32[48, 64]; const b : f32[64, 32]; const c : f32[32];
 SPEC
 "$HGC" run --explain "$tmp/off.hgc" > "$tmp/out" 2>&1
 ok $? "with TIR passes off the fused spec matches too"
-grep -q 'post-ops at post_row: ReLU' "$tmp/out"
+grep -q 'post-ops at post_row: bias ReLU' "$tmp/out"
 ok $? "and its ReLU is still fused"
 # a use of matmul_core whose pins cannot hold: an error at the pin, not wrong answers
 cat > "$tmp/bad.hgc" <<'SPEC'

@@ -11,7 +11,10 @@
  * not split), the TIR (one parallel loop in the entry, the packing in it),
  * a config that pins MPN (no chain planned), one thread (nothing merged),
  * the elementwise members of a short-row block (GELU on 64 x 16 blocks of
- * a 3072-column result) as one loop per row,
+ * a 3072-column result) as one loop per row, the bias as the members'
+ * first (one loop with the ReLU), the result written into the graph output
+ * the members end in (not when another op reads it, nor with buffer_reuse
+ * off), the block anchor for a result larger than L2,
  * and the numbers against the interpreter on the JIT and the C backend,
  * with parallel_merge, fuse or tensor_shrink off.
  */
@@ -56,6 +59,25 @@ static const char src[] =
 	"  const w2 : f32[3072, 16] = normal(mean = 0, std = 0.02, seed = 17);\n"
 	"  h = MatMul(x, w1, b1); g = GELU(h);\n"
 	"  y = MatMul(g, w2); output y;\n"
+	"  expect { rtol = 1e-4; atol = 1e-5; } }\n"
+	"spec k13_out {\n"
+	"  input x : f32[512, 13] = uniform(lo = -1, hi = 1, seed = 18);\n"
+	"  const w : f32[13, 512] = normal(mean = 0, std = 0.3, seed = 19);\n"
+	"  const b : f32[512] = uniform(lo = -0.1, hi = 0.1, seed = 20);\n"
+	"  h = MatMul(x, w, b); y = ReLU(h); output y;\n"
+	"  expect { rtol = 1e-4; atol = 1e-5; } }\n"
+	"spec out_and_reader {\n"
+	"  input x : f32[64, 13] = uniform(lo = -1, hi = 1, seed = 21);\n"
+	"  const w : f32[13, 64] = normal(mean = 0, std = 0.3, seed = 22);\n"
+	"  const b : f32[64] = uniform(lo = -0.1, hi = 0.1, seed = 23);\n"
+	"  const w2 : f32[64, 32] = normal(mean = 0, std = 0.1, seed = 24);\n"
+	"  h = MatMul(x, w, b); y = ReLU(h); z = MatMul(h, w2); output y, z;\n"
+	"  expect { rtol = 1e-4; atol = 1e-5; } }\n"
+	"spec gelu_out {\n"
+	"  input x : f32[64, 32] = uniform(lo = -1, hi = 1, seed = 25);\n"
+	"  const w : f32[32, 128] = normal(mean = 0, std = 0.2, seed = 26);\n"
+	"  const b : f32[128] = uniform(lo = -0.1, hi = 0.1, seed = 27);\n"
+	"  h = MatMul(x, w, b); y = GELU(h); output y, h;\n"
 	"  expect { rtol = 1e-4; atol = 1e-5; } }\n";
 
 /* Lower sp (threads, one rule or none): the TIR after the passes as text
@@ -141,6 +163,39 @@ static void test_packa(const struct hgc_spec *sp)
 	free(plan);
 }
 
+/* The bias joins the members' row loop, the result goes straight into the
+   graph output the members end in, and the members of a result larger than
+   L2 go to the block anchor (k13_out: 512 x 512, 1 MiB). */
+static void test_output(const struct hgc_spec *sp, const struct hgc_spec *reader,
+			const struct hgc_spec *both)
+{
+	static const struct hgc_tmpl_rule reuse_off = { "pass", "buffer_reuse", "off",
+							{ NULL, 0, 0 } };
+	char *plan, *s = lower(sp, 1, NULL, &plan);
+
+	ok(has(plan, "post-ops at post_block: bias ReLU"),
+	   "k13_out: bias and ReLU at the block anchor (the thread's 1 MiB leaves L2)");
+	ok(has(s, "brgemm(&a_addr[0], &b_addr[0], &y[") && !strstr(s, "tensor h:"),
+	   "k13_out: the MatMul writes the output y, no buffer for h");
+	is_int(dc_count(s, "for (row"), 1, "k13_out: bias and ReLU are one loop over the block's rows");
+	is_int(dc_count(s, "b[nb * 64 + j]"), 1, "k13_out: the bias is read in that loop only");
+	free(s);
+	free(plan);
+	s = lower(sp, 1, &reuse_off, &plan);
+	ok(has(s, "tensor h:"), "k13_out, buffer_reuse off: h has its own buffer");
+	free(s);
+	free(plan);
+	s = lower(reader, 1, NULL, &plan);
+	ok(has(s, "tensor h:"), "out_and_reader: another MatMul reads h, so h keeps its buffer");
+	free(s);
+	free(plan);
+	s = lower(both, 1, NULL, &plan);
+	ok(has(plan, "post-ops at ") && has(plan, ": bias Multiply Erf"),
+	   "gelu_out: the bias is the first member");
+	free(s);
+	free(plan);
+}
+
 int main(void)
 {
 	static const struct hgc_tmpl_rule off[] = {
@@ -156,7 +211,7 @@ int main(void)
 	hgc_program_init(&p);
 	if (hgc_program_load_string(&p, "mlp.hgc", src, &d) < 0)
 		diag("%s", hgc_diag_text(&d));
-	is_int((int)p.specs.len, 4, "the specs load");
+	is_int((int)p.specs.len, 7, "the specs load");
 	test_split(HGC_PROGRAM_SPEC(&p, 0));
 	test_packa(HGC_PROGRAM_SPEC(&p, 1));
 	s = lower(HGC_PROGRAM_SPEC(&p, 2), 2, NULL, &plan);
@@ -171,6 +226,7 @@ int main(void)
 	is_int(dc_count(s, "erf("), 1, "ffn_gelu: the row's members are one loop");
 	free(s);
 	free(plan);
+	test_output(HGC_PROGRAM_SPEC(&p, 4), HGC_PROGRAM_SPEC(&p, 5), HGC_PROGRAM_SPEC(&p, 6));
 	for (size_t i = 0; i < p.specs.len; i++) {
 		const struct hgc_spec *sp = HGC_PROGRAM_SPEC(&p, i);
 
