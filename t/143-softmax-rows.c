@@ -1,10 +1,13 @@
 /*
  * t/143: attention's rows (core/lower/row_fold.c, lower_reduce.c).  The
  * softmax of a row of scores is three loops: scale, mask add and max in
- * one; subtract, exp and sum in one; the divide.  Rows of -inf, NaN and
- * +inf in the mask, and a plain ReduceMax/ReduceMin over rows holding NaN
- * and infinities, give the interpreter's answer (NaN where it has NaN, the
- * same infinities) on both backends, with fusion on and off.
+ * one; subtract, exp and sum in one; the divide, a multiply by the sum's
+ * reciprocal (the division kept for a sum outside the normal range).  Rows
+ * of -inf, NaN and +inf in the mask, a plain ReduceMax/ReduceMin over rows
+ * holding NaN and infinities, and a division by row sums that are NaN,
+ * infinite, zero or subnormal (whose reciprocal overflows) give the
+ * interpreter's answer (NaN where it has NaN, the same infinities) on both
+ * backends, with fusion on and off.
  */
 #include "t/driver_check.h"
 #include "core/tir/tir.h"
@@ -27,7 +30,12 @@ static const char src[] =
 	"  expect { rtol = 1e-4; atol = 1e-5; } }\n"
 	"spec red {\n"
 	"  input x : f32[6, 64] = uniform(lo = -4, hi = 4, seed = 5);\n"
-	"  mx = ReduceMax(x, axes = [1]); mn = ReduceMin(x, axes = [1]); output mx, mn; }\n";
+	"  mx = ReduceMax(x, axes = [1]); mn = ReduceMin(x, axes = [1]); output mx, mn; }\n"
+	"spec div {\n"
+	"  input a : f32[64, 64] = uniform(lo = 0.5, hi = 1, seed = 6);\n"
+	"  input b : f32[64, 128] = ones();\n"
+	"  s = MatMul(a, b); r = ReduceSum(s, axes = [1], keep_dims = true);\n"
+	"  y = Divide(s, r); output y; }\n";
 
 /* The TIR of sp after the passes (2 threads), as text. */
 static char *tir_of(const struct hgc_spec *sp)
@@ -58,7 +66,10 @@ static void test_rows(const struct hgc_spec *sp)
 
 	ok(at != NULL, "att: the members go row by row");
 	row = loop_text(at ? at : s);
-	is_int(dc_count(row, "for ("), 4, "att: the row loop holds three loops");
+	is_int(dc_count(row, "for ("), 5,
+	       "att: the row loop holds three loops (and the divide kept for odd sums)");
+	ok(strstr(row, "= 1.0f / rowd") && dc_count(row, "* rowr") == 1,
+	   "att: the divide multiplies by the sum's reciprocal");
 	ok(!strstr(row, "= exp(") || strstr(row, ": f32 = exp("),
 	   "att: exp's result is a let of the sum's loop, not a store of its own loop");
 	ok(strstr(row, "mask[") && strstr(row, "max(") &&
@@ -94,6 +105,17 @@ static void poison_x(float *x)
 	for (int j = 0; j < 64; j++)
 		x[3 * 64 + j] = -INFINITY;
 	x[4 * 64 + 9] = -INFINITY;
+}
+
+/* Rows of div's a (64 x 64; b is ones, so row i of s is a's row sum
+   everywhere): NaN, infinite, zero, and a sum of 2^-133, whose reciprocal
+   is no float (each y is 1/128 exactly, x * (1 / sum) would be inf). */
+static void poison_a(float *a)
+{
+	a[0 * 64 + 3] = NAN;
+	a[1 * 64 + 0] = INFINITY;
+	for (int j = 0; j < 64; j++)
+		a[2 * 64 + j] = 0, a[3 * 64 + j] = j ? 0 : 0x1p-140f;
 }
 
 /* Run h and the interpreter on b's inputs; whether every output element
@@ -175,14 +197,16 @@ int main(void)
 	hgc_program_init(&p);
 	if (hgc_program_load_string(&p, "rows.hgc", src, &d) < 0)
 		diag("%s", hgc_diag_text(&d));
-	is_int((int)p.specs.len, 2, "the specs load");
-	if (p.specs.len == 2) {
+	is_int((int)p.specs.len, 3, "the specs load");
+	if (p.specs.len == 3) {
 		test_rows(HGC_PROGRAM_SPEC(&p, 0));
 		for (int f = 0; f < 2; f++) {
 			run(HGC_PROGRAM_SPEC(&p, 0), HGC_DRIVER_JIT, f, 3, poison_mask);
 			run(HGC_PROGRAM_SPEC(&p, 0), HGC_DRIVER_C, f, 3, poison_mask);
 			run(HGC_PROGRAM_SPEC(&p, 1), HGC_DRIVER_JIT, f, 0, poison_x);
 			run(HGC_PROGRAM_SPEC(&p, 1), HGC_DRIVER_C, f, 0, poison_x);
+			run(HGC_PROGRAM_SPEC(&p, 2), HGC_DRIVER_JIT, f, 0, poison_a);
+			run(HGC_PROGRAM_SPEC(&p, 2), HGC_DRIVER_C, f, 0, poison_a);
 		}
 	}
 	hgc_program_release(&p);

@@ -516,6 +516,8 @@ static int lower_rows(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
 		return -1;
 	if (!fo->reduces)
 		hgc_fused_merge_loops(cx->m, block, from);
+	else
+		lw_recip_rows(cx->m, block, from);
 	return 0;
 }
 

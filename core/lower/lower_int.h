@@ -59,6 +59,7 @@ hgc_lower_fn hgc_lower_reduce;
 /* row_fold.c: fold the elementwise loops right before statement n0 of block
    into the split reduction loop lowered from n0 on, when legal. */
 void lw_fold_row(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block, int n0);
+void lw_recip_rows(struct hgc_tir_module *m, struct hgc_tir_stmt *block, int from);
 /* lower_norm.c */
 hgc_lower_fn hgc_lower_softmax, hgc_lower_layer_norm, hgc_lower_batch_norm;
 /* lower_pool.c */

@@ -434,3 +434,213 @@ void lw_fold_row(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block, int n0)
 	if (r < block->u.block.n && fold(cx->m, s[n0 - 1], s[r]))
 		remove_at(block, n0 - 1);
 }
+
+/*
+ * Division by a row's value (softmax's x / sum): the divisor is one load
+ * per row, so a vdivps per vector (3.5 cycles a ymm on Zen 3) becomes one
+ * divide per row and a multiply per vector.  x * (1 / d) is within about an
+ * ulp of x / d while 1 / d is a normal float; for other d (zero, subnormal,
+ * beyond 2^126, inf, NaN) the row keeps the division:
+ *
+ *     let d = T[..]; let r = 1.0f / d;
+ *     if (abs(d) >= 2^-126 && abs(d) <= 2^126) { loop with x * r } else { loop }
+ */
+
+/* What the rewrite of one loop needs. */
+struct recip {
+	struct hgc_tir_module *m;
+	const struct hgc_tir_stmt *loop;	/* the loop scanned (lets still its own) */
+	struct hgc_tir_expr *load;	/* the divisor, once found */
+	struct hgc_tir_var *r;		/* 1 / divisor, set for the rewrite */
+	struct hgc_tir_var *from[MAX_LETS + 1], *to[MAX_LETS + 1];	/* fresh vars */
+	int nvars;
+};
+
+/* The let of loop's body defining v, or NULL. */
+static const struct hgc_tir_stmt *let_of(const struct hgc_tir_stmt *loop,
+					 const struct hgc_tir_var *v)
+{
+	const struct hgc_tir_stmt *b = loop->u.loop.body, *x;
+
+	for (int i = 0; i < b->u.block.n; i++) {
+		x = b->u.block.stmts[i];
+		if (x->kind == HGC_TIR_S_LET && x->u.let.var == v)
+			return x;
+	}
+	return NULL;
+}
+
+/* Whether e reads a variable the loop binds (its index or a let of its body). */
+static bool uses_loop_var(const struct hgc_tir_stmt *loop, const struct hgc_tir_expr *e)
+{
+	if (e->kind == HGC_TIR_E_VAR)
+		return e->u.var == loop->u.loop.var || let_of(loop, e->u.var);
+	for (int i = 0; i < e->nops; i++)
+		if (uses_loop_var(loop, e->ops[i]))
+			return true;
+	return false;
+}
+
+/* Whether the loop's body stores to t. */
+static bool stores_to(const struct hgc_tir_stmt *loop, const struct hgc_tir_tensor *t)
+{
+	const struct hgc_tir_stmt *b = loop->u.loop.body;
+
+	for (int i = 0; i < b->u.block.n; i++)
+		if (b->u.block.stmts[i]->kind == HGC_TIR_S_STORE &&
+		    b->u.block.stmts[i]->u.store.tensor == t)
+			return true;
+	return false;
+}
+
+/* The load that divisor e stands for (itself or its let's value) when it is the
+   same in every iteration; NULL otherwise. */
+static struct hgc_tir_expr *invariant_load(const struct hgc_tir_stmt *loop,
+					   struct hgc_tir_expr *e)
+{
+	const struct hgc_tir_stmt *let;
+
+	if (e->kind == HGC_TIR_E_VAR && (let = let_of(loop, e->u.var)))
+		e = let->u.let.value;
+	if (e->kind != HGC_TIR_E_LOAD || uses_loop_var(loop, e) || stores_to(loop, e->u.tensor))
+		return NULL;
+	return e;
+}
+
+/* Whether e is an f32 scalar division by the loop's invariant divisor (the
+   first such divisor found becomes rc->load). */
+static bool divides_by_row(struct recip *rc, const struct hgc_tir_expr *e)
+{
+	struct hgc_tir_expr *d;
+
+	if (e->kind != HGC_TIR_E_BINARY || e->op != HGC_TIR_DIV || e->type.kind != HGC_TIR_F32 ||
+	    e->type.lanes != 1 || e->type.ptr || !(d = invariant_load(rc->loop, e->ops[1])))
+		return false;
+	if (!rc->load)
+		rc->load = d;
+	return same(rc->load, d);
+}
+
+/* Visitor: find the divisor. */
+static void find_div(struct hgc_tir_visitor *v, struct hgc_tir_expr *e)
+{
+	divides_by_row(v->ctx, e);
+}
+
+/* Mutator: x / d becomes x * r. */
+static struct hgc_tir_expr *div_to_mul(struct hgc_tir_mutator *mu, struct hgc_tir_expr *e)
+{
+	struct recip *rc = mu->ctx;
+
+	if (!divides_by_row(rc, e))
+		return e;
+	return hgc_tir_mul(mu->m, e->ops[0], hgc_tir_ref(mu->m, rc->r));
+}
+
+/* Mutator: the copy's variables to its fresh ones. */
+static struct hgc_tir_expr *rename_var(struct hgc_tir_mutator *mu, struct hgc_tir_expr *e)
+{
+	struct recip *rc = mu->ctx;
+
+	if (e->kind != HGC_TIR_E_VAR)
+		return e;
+	for (int i = 0; i < rc->nvars; i++)
+		if (e->u.var == rc->from[i])
+			return hgc_tir_ref(mu->m, rc->to[i]);
+	return e;
+}
+
+/* A fresh variable like v, noted as its replacement. */
+static struct hgc_tir_var *fresh(struct recip *rc, struct hgc_tir_var *v)
+{
+	struct hgc_tir_var *w = hgc_tir_var_new(rc->m, v->name, v->type);
+
+	rc->from[rc->nvars] = v;
+	rc->to[rc->nvars++] = w;
+	return w;
+}
+
+/* The loop copied with x * r for x / d and its own variables. */
+static struct hgc_tir_stmt *multiplying_copy(struct recip *rc, const struct hgc_tir_stmt *loop)
+{
+	struct hgc_tir_mutator mu = { .expr = div_to_mul, .m = rc->m, .ctx = rc };
+	struct hgc_tir_stmt *c = hgc_tir_mutate_stmt(hgc_tir_stmt_copy(rc->m, loop), &mu), *b, *x;
+
+	rc->nvars = 0;
+	c->u.loop.var = fresh(rc, c->u.loop.var);
+	b = c->u.loop.body;
+	for (int i = 0; i < b->u.block.n; i++) {
+		x = b->u.block.stmts[i];
+		if (x->kind == HGC_TIR_S_LET)
+			x->u.let.var = fresh(rc, x->u.let.var);
+	}
+	mu.expr = rename_var;
+	return hgc_tir_mutate_stmt(c, &mu);
+}
+
+/* Whether the loop is a plain loop of lets and stores, few enough to copy. */
+static bool flat_loop(const struct hgc_tir_stmt *s)
+{
+	const struct hgc_tir_stmt *b;
+	int64_t n;
+
+	if (!plain_loop(s, &n))
+		return false;
+	b = s->u.loop.body;
+	if (b->u.block.n > MAX_LETS)
+		return false;
+	for (int i = 0; i < b->u.block.n; i++)
+		if (b->u.block.stmts[i]->kind != HGC_TIR_S_LET &&
+		    b->u.block.stmts[i]->kind != HGC_TIR_S_STORE)
+			return false;
+	return true;
+}
+
+/* abs(d) >= lo && abs(d) <= hi, d a fresh reference each time. */
+static struct hgc_tir_expr *in_range(struct hgc_tir_module *m, struct hgc_tir_var *d, double lo,
+				     double hi)
+{
+	struct hgc_tir_expr *a = hgc_tir_intrinv(m, HGC_TIR_I_ABS, 1, hgc_tir_ref(m, d));
+	struct hgc_tir_expr *b = hgc_tir_intrinv(m, HGC_TIR_I_ABS, 1, hgc_tir_ref(m, d));
+
+	return hgc_tir_binary(m, HGC_TIR_AND, hgc_tir_binary(m, HGC_TIR_GE, a, hgc_tir_f32(m, lo)),
+			      hgc_tir_binary(m, HGC_TIR_LE, b, hgc_tir_f32(m, hi)));
+}
+
+/* Statement i of block, a loop dividing by its row's value, in the form at the top;
+   the statements it took (1 when untouched). */
+static int recip_loop(struct hgc_tir_module *m, struct hgc_tir_stmt *block, int i)
+{
+	struct hgc_tir_stmt *loop = block->u.block.stmts[i], *c, *s;
+	struct recip rc = { .m = m, .loop = loop };
+	struct hgc_tir_visitor v = { .expr = find_div, .ctx = &rc };
+	struct hgc_tir_var *d;
+
+	if (!flat_loop(loop))
+		return 1;
+	hgc_tir_walk_stmt(loop->u.loop.body, &v);
+	if (!rc.load)
+		return 1;
+	d = hgc_tir_var_new(m, "rowd", rc.load->type);
+	rc.r = hgc_tir_var_new(m, "rowr", rc.load->type);
+	c = multiplying_copy(&rc, loop);
+	s = hgc_tir_let(m, NULL, d, hgc_tir_expr_copy(m, rc.load));
+	hgc_tir_insert(block, i, s);
+	s = hgc_tir_let(m, NULL, rc.r, hgc_tir_binary(m, HGC_TIR_DIV, hgc_tir_f32(m, 1.0),
+						      hgc_tir_ref(m, d)));
+	hgc_tir_insert(block, i + 1, s);
+	s = hgc_tir_if(m, NULL, in_range(m, d, 0x1p-126, 0x1p126), true);
+	s->loc = loop->loc;
+	hgc_tir_append(hgc_tir_body(s), c);
+	hgc_tir_append(hgc_tir_else(s), loop);
+	block->u.block.stmts[i + 2] = s;
+	return 3;
+}
+
+/* Every loop of block from statement from on that divides by its row's value
+   (a member after a row reduction) multiplies by the reciprocal instead. */
+void lw_recip_rows(struct hgc_tir_module *m, struct hgc_tir_stmt *block, int from)
+{
+	for (int i = from; i < block->u.block.n;)
+		i += block->u.block.stmts[i]->kind == HGC_TIR_S_FOR ? recip_loop(m, block, i) : 1;
+}
