@@ -372,7 +372,7 @@ static void run_widened(const struct hgc_rt_call *c, const struct widen *w)
 /* f32 brgemm with ymm tiles. */
 void hgc_rt_f32_avx2(const struct hgc_rt_call *c)
 {
-	run_tiles(c, &f32_tiles);
+	run_tiles_pf(c, &f32_tiles, 1);
 }
 
 /* How int8 operands are widened: to s16 pairs for vpmaddwd (brgemm_widen_avx2.c). */

@@ -3,7 +3,8 @@
  * hgc_rt_set_isa) against a naive reference on 128 shapes each, through
  * the address-array and stride entry points; int8 extremes; int8 B small
  * enough for AVX2's unwidened vpmaddubsw path, and the bound that picks it;
- * int8 B right before an inaccessible page (the next call's B is prefetched);
+ * int8 B right before an inaccessible page (the next call's B is prefetched),
+ * f32 A too (the next tile's rows are);
  * shapes that the AVX2 int8 and bf16 kernels widen in chunks; empty calls;
  * broken contracts; HGC_ISA and its clamping.
  */
@@ -277,6 +278,55 @@ static void test_int8_next_b(void)
 	munmap(map, bytes + (size_t)page);
 }
 
+/*
+ * f32 A whose rows are 260 to 512 bytes long is fetched a row tile ahead,
+ * the last tile asking for the rows right after the call's block: with A
+ * right before an inaccessible page, that prefetch must not fault.
+ */
+static void test_f32_a_ahead(void)
+{
+	enum { MMAX = 64, NMAX = 40, KMAX = 128 };
+	static const int ms[] = {1, 6, 13, 64}, ns[] = {16, 40}, ks[] = {65, 128};
+	static float B[KMAX * NMAX], C[MMAX * NMAX];
+	static double want[MMAX * NMAX];
+	long page = sysconf(_SC_PAGESIZE);
+	size_t bytes = (size_t)(MMAX * KMAX * 4 + page - 1) / (size_t)page * (size_t)page;
+	char *map = mmap(NULL, bytes + (size_t)page, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint32_t s = 17;
+	int mi, ni, ki, beta, m, n, k, bad;
+
+	if (map == MAP_FAILED || mprotect(map + bytes, (size_t)page, PROT_NONE)) {
+		ok(0, "f32 A ahead: mmap");
+		return;
+	}
+	for (mi = 0; mi < 4; mi++)
+		for (ni = 0; ni < 2; ni++)
+			for (ki = 0; ki < 2; ki++)
+				for (beta = 0; beta < 2; beta++) {
+					int M = ms[mi], N = ns[ni], K = ks[ki];
+					float *A = (float *)(map + bytes) - M * K;
+					const float *pa = A, *pb = B;
+
+					for (k = 0; k < M * K; k++)
+						A[k] = (float)((int)(rnd(&s) % 17) - 8) / 8;
+					for (k = 0; k < K * N; k++)
+						B[k] = (float)((int)(rnd(&s) % 17) - 8) / 8;
+					for (m = 0; m < M * N; m++)
+						want[m] = C[m] = beta ? (float)(rnd(&s) % 9) : 0;
+					for (m = 0; m < M; m++)
+						for (n = 0; n < N; n++)
+							for (k = 0; k < K; k++)
+								want[m * N + n] += (double)A[m * K + k] * B[k * N + n];
+					hgc_brgemm_f32(&pa, &pb, C, 1, M, N, K, K, N, N, beta);
+					for (bad = 0, m = 0; m < M * N; m++)
+						bad += fabs(C[m] - want[m]) > 1e-4 * (1 + fabs(want[m]));
+					ok(bad == 0, "f32 A ahead before an inaccessible page: M %d, N %d, K %d, beta %d (%d wrong)",
+					   M, N, K, beta, bad);
+				}
+	munmap(map, bytes + (size_t)page);
+}
+
 /* Batches longer than the stride forms' address chunk, and arrays of the same length. */
 static void test_long_batch(const char *isa)
 {
@@ -511,6 +561,7 @@ int main(int argc, char **argv)
 		test_pairs_fit();
 		test_int8_bad_block();
 		test_int8_next_b();
+		test_f32_a_ahead();
 	}
 	test_empty();
 	test_contract();
