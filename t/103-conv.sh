@@ -23,7 +23,7 @@ ok() {
 
 . "$top/t/conv_spec.inc"
 
-echo "1..35"
+echo "1..36"
 
 conv r3b 1 128 28 128 3 1 1 "" > "$tmp/r3b.hgc"
 owb=$(chosen "$tmp/r3b.hgc" OWB)
@@ -112,7 +112,7 @@ ok $? "conv_1x1 on channels-first tensors: their packing is estimated"
 
 # few input channels, a 7x7 window (ResNet-50's conv1 at 56x56): conv_kwrow,
 # whose calls take a pixel's whole window row (7 taps x 3 channels = 21 k
-# values) from T, the window rows the batch (7), Y written in place
+# values) from T, the window rows the batch (7), X and Y in place
 conv kw1 1 3 56 64 7 2 3 "" > "$tmp/kw1.hgc"
 "$HGC" explain "$tmp/kw1.hgc" 2>&1 | grep -q 'template conv_kwrow'
 ok $? "3 input channels, 7x7 stride 2: conv_kwrow"
@@ -120,6 +120,10 @@ ok $? "3 input channels, 7x7 stride 2: conv_kwrow"
 grep -q 'brgemm(&a_addr\[0\], &b_addr\[0\], &y\[.*, bs, [0-9]*, 64, 21, 21, 64, 64, false);' "$tmp/kw1.tir" &&
 	grep -q 'tensor T: f32' "$tmp/kw1.tir" && ! grep -q 'tensor Y: ' "$tmp/kw1.tir"
 ok $? "conv_kwrow: k = 21 per window row, A's rows 21 apart, Y in place"
+# the channels-last input is read in place (no padded copy of it on every
+# run): the taps in the padding are zeros written into T
+! grep -q 'tensor X: ' "$tmp/kw1.tir" && grep -q '\] = 0.0f;' "$tmp/kw1.tir"
+ok $? "conv_kwrow: X read in place, the padding's taps zeroed in T"
 
 # odd sizes, asymmetric pads, dilations, a bias and a fused ReLU, NCX data
 cat > "$tmp/kwodd.hgc" <<'SPEC'
