@@ -439,11 +439,16 @@ void lw_fold_row(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block, int n0)
  * Division by a row's value (softmax's x / sum): the divisor is one load
  * per row, so a vdivps per vector (3.5 cycles a ymm on Zen 3) becomes one
  * divide per row and a multiply per vector.  x * (1 / d) is within about an
- * ulp of x / d while 1 / d is a normal float; for other d (zero, subnormal,
- * beyond 2^126, inf, NaN) the row keeps the division:
+ * ulp of x / d while 1 / d is a normal float, but that ulp may be the one
+ * past FLT_MAX: for |d| < 1 a quotient that rounds to FLT_MAX can become
+ * inf as x * (1 / d) (x = 0.869 * FLT_MAX, d = 0.869; spec/ops/edge_recip_rows.hgc).
+ * With |d| >= 1, 1 / d rounds to at most 1, so |x * r| <= |x| stays finite.
+ * So the multiply needs 1 <= |d| <= 2^126 (softmax's sums are at least 1:
+ * the row's maximum contributes exp(0)); other d (below 1, zero, subnormal,
+ * beyond 2^126, inf, NaN) keep the division:
  *
  *     let d = T[..]; let r = 1.0f / d;
- *     if (abs(d) >= 2^-126 && abs(d) <= 2^126) { loop with x * r } else { loop }
+ *     if (abs(d) >= 1 && abs(d) <= 2^126) { loop with x * r } else { loop }
  */
 
 /* What the rewrite of one loop needs. */
@@ -629,7 +634,7 @@ static int recip_loop(struct hgc_tir_module *m, struct hgc_tir_stmt *block, int 
 	s = hgc_tir_let(m, NULL, rc.r, hgc_tir_binary(m, HGC_TIR_DIV, hgc_tir_f32(m, 1.0),
 						      hgc_tir_ref(m, d)));
 	hgc_tir_insert(block, i + 1, s);
-	s = hgc_tir_if(m, NULL, in_range(m, d, 0x1p-126, 0x1p126), true);
+	s = hgc_tir_if(m, NULL, in_range(m, d, 1.0, 0x1p126), true);
 	s->loc = loop->loc;
 	hgc_tir_append(hgc_tir_body(s), c);
 	hgc_tir_append(hgc_tir_else(s), loop);
