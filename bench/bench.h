@@ -182,6 +182,8 @@ void hgc_bench_mm_operands(const struct hgc_bench_matmul *mm, int64_t b, int64_t
 double hgc_bench_flops(const struct hgc_bench_shape *s);
 double hgc_bench_graph_flops(const struct hgc_graph *g);
 void hgc_bench_specs_release(void);
+/* The spec called name in path (loaded once), NULL with d set. */
+const struct hgc_spec *hgc_bench_find_spec(const char *path, const char *name, struct hgc_diag *d);
 
 /* check.c: buffers, reference samples, checks */
 void hgc_bench_io_init(struct hgc_bench_io *io, const struct hgc_bench_work *w);
@@ -200,6 +202,11 @@ double hgc_bench_time_ms(const struct hgc_bench_kernel *k, const struct hgc_benc
 
 /* peak.c */
 void hgc_bench_peak_measure(struct hgc_bench_peak *p, int max_threads, double seconds);
+
+/* hgc.c: ms to compile g cold, from a fresh disk cache and from memory (ms[0..2]);
+   -1 with d set. */
+int hgc_bench_hgc_create_ms(const struct hgc_graph *g, int threads, double ms[3],
+			    struct hgc_diag *d);
 
 /* The peers: hgc.c, onednn.c, openblas.c */
 extern const struct hgc_bench_peer hgc_bench_peer_hgc;

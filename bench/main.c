@@ -402,6 +402,27 @@ static void conv_note(const struct bench *b)
 	}
 }
 
+/* hgc's counterpart of oneDNN's creation figures: the same MLP as a spec graph. */
+static void print_hgc_create(struct bench *b)
+{
+	const struct hgc_spec *sp;
+	struct hgc_diag d;
+	double ms[3];
+
+	if (!b->o.root)
+		return;
+	hgc_diag_init(&d);
+	sp = hgc_bench_find_spec(hgc_arena_printf(&b->a, "%s/bench/specs/mlp_large.hgc", b->o.root),
+				 "mlp_dlrm_top_b128", &d);
+	if (sp && hgc_bench_hgc_create_ms(sp->graph, b->o.threads[0], ms, &d) == 0)
+		printf("  hgc compile of that MLP (spec mlp_dlrm_top_b128, bias+ReLU fused), threads %d:"
+		       " %.1f ms cold, %.2f ms from the disk cache, %.3f ms from memory\n",
+		       b->o.threads[0], ms[0], ms[1], ms[2]);
+	else
+		printf("  hgc MLP compile timing failed:\n%s", hgc_diag_text(&d));
+	hgc_diag_release(&d);
+}
+
 /* What was measured with what, and the machine's limit. */
 static void print_intro(struct bench *b)
 {
@@ -436,6 +457,7 @@ static void print_intro(struct bench *b)
 	else
 		printf("  oneDNN MLP creation failed:\n%s", hgc_diag_text(&d));
 	hgc_diag_release(&d);
+	print_hgc_create(b);
 	conv_note(b);
 	printf("  GFLOP/s and %%peak come from hgc when measured, else from oneDNN packed;"
 	       " %%peak = GFLOP/s / (per-core peak x threads);\n  hgc/dnnl = best oneDNN ms /"

@@ -362,7 +362,7 @@ void hgc_bench_specs_release(void)
 }
 
 /* The spec called name in path; NULL with d set. */
-static const struct hgc_spec *find_spec(const char *path, const char *name, struct hgc_diag *d)
+const struct hgc_spec *hgc_bench_find_spec(const char *path, const char *name, struct hgc_diag *d)
 {
 	const struct hgc_program *p = program(path, d);
 	size_t i;
@@ -389,7 +389,7 @@ static int add_graph(struct list *l, size_t i, struct hgc_diag *d)
 	if (!l->o->root)
 		return hgc_error(d, NULL, "cannot find the repository (spec/ and bench/specs/): "
 				 "set HGC_ROOT");
-	sp = find_spec(hgc_arena_printf(l->a, "%s/%s", l->o->root, file),
+	sp = hgc_bench_find_spec(hgc_arena_printf(l->a, "%s/%s", l->o->root, file),
 		       graph_rows[i].spec ? graph_rows[i].spec : name, d);
 	if (!sp)
 		return -1;
