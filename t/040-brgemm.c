@@ -9,6 +9,7 @@
  * broken contracts; HGC_ISA and its clamping.
  */
 #include <signal.h>
+#include <stdbool.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -223,6 +224,27 @@ static void test_int8_bad_block(void)
 				}
 }
 
+/* A guard-page mapping: at least `bytes` accessible bytes that end right
+   before a PROT_NONE page, so a kernel reading past them faults. */
+struct guarded {
+	char *map, *end;	/* the mapping; the first inaccessible byte */
+	size_t len;		/* the mapping's length */
+};
+
+/* Map g; false when mmap or mprotect fails. */
+static bool guarded_map(struct guarded *g, size_t bytes)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t body = (bytes + page - 1) / page * page;
+
+	g->len = body + page;
+	g->map = mmap(NULL, g->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (g->map == MAP_FAILED)
+		return false;
+	g->end = g->map + body;
+	return mprotect(g->end, page, PROT_NONE) == 0;
+}
+
 /*
  * int8 calls whose B is dense packed blocks one after another (ldb = 4N):
  * the AVX2 vpmaddubsw path asks for the region right after the last block
@@ -238,14 +260,11 @@ static void test_int8_next_b(void)
 	static const int ms[] = {1, 4, 5, 13, 37}, ns[] = {16, 40};
 	static uint8_t A[BS * MMAX * K];
 	static int32_t C[MMAX * NMAX], want[MMAX * NMAX];
-	long page = sysconf(_SC_PAGESIZE);
-	size_t bytes = (size_t)(BS * K * NMAX + page - 1) / (size_t)page * (size_t)page;
-	char *map = mmap(NULL, bytes + (size_t)page, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct guarded g;
 	uint32_t s = 11;
 	int mi, ni, beta, m, n, k, b, bad;
 
-	if (map == MAP_FAILED || mprotect(map + bytes, (size_t)page, PROT_NONE)) {
+	if (!guarded_map(&g, BS * K * NMAX)) {
 		ok(0, "u8s8s32 next B: mmap");
 		return;
 	}
@@ -253,7 +272,7 @@ static void test_int8_next_b(void)
 		for (ni = 0; ni < 2; ni++)
 			for (beta = 0; beta < 2; beta++) {
 				int M = ms[mi], N = ns[ni];
-				int8_t *B = (int8_t *)(map + bytes) - BS * K * N;
+				int8_t *B = (int8_t *)g.end - BS * K * N;
 				const uint8_t *pa[BS] = {A, A + M * K};
 				const int8_t *pb[BS] = {B, B + K * N};
 
@@ -275,7 +294,7 @@ static void test_int8_next_b(void)
 				ok(bad == 0, "u8s8s32 next B after the last block: M %d, N %d, beta %d: exact (%d wrong)",
 				   M, N, beta, bad);
 			}
-	munmap(map, bytes + (size_t)page);
+	munmap(g.map, g.len);
 }
 
 /*
@@ -289,14 +308,11 @@ static void test_f32_a_ahead(void)
 	static const int ms[] = {1, 6, 13, 64}, ns[] = {16, 40}, ks[] = {65, 128};
 	static float B[KMAX * NMAX], C[MMAX * NMAX];
 	static double want[MMAX * NMAX];
-	long page = sysconf(_SC_PAGESIZE);
-	size_t bytes = (size_t)(MMAX * KMAX * 4 + page - 1) / (size_t)page * (size_t)page;
-	char *map = mmap(NULL, bytes + (size_t)page, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct guarded g;
 	uint32_t s = 17;
 	int mi, ni, ki, beta, m, n, k, bad;
 
-	if (map == MAP_FAILED || mprotect(map + bytes, (size_t)page, PROT_NONE)) {
+	if (!guarded_map(&g, MMAX * KMAX * 4)) {
 		ok(0, "f32 A ahead: mmap");
 		return;
 	}
@@ -305,7 +321,7 @@ static void test_f32_a_ahead(void)
 			for (ki = 0; ki < 2; ki++)
 				for (beta = 0; beta < 2; beta++) {
 					int M = ms[mi], N = ns[ni], K = ks[ki];
-					float *A = (float *)(map + bytes) - M * K;
+					float *A = (float *)g.end - M * K;
 					const float *pa = A, *pb = B;
 
 					for (k = 0; k < M * K; k++)
@@ -324,7 +340,7 @@ static void test_f32_a_ahead(void)
 					ok(bad == 0, "f32 A ahead before an inaccessible page: M %d, N %d, K %d, beta %d (%d wrong)",
 					   M, N, K, beta, bad);
 				}
-	munmap(map, bytes + (size_t)page);
+	munmap(g.map, g.len);
 }
 
 /* Batches longer than the stride forms' address chunk, and arrays of the same length. */
