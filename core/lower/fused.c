@@ -668,7 +668,8 @@ struct biased {
 };
 
 /*
- * The bias of f32 MatMul op as the first member of fo (b->fo, b->mm): the
+ * The bias of f32 MatMul op as the first member of fo, in arena memory (NULL when
+ * it does not apply; the fused op is b->fo, the MatMul without its bias b->mm): the
  * template then writes C alone and the bias add joins the members' pass
  * over each row (hgc_fused_merge_loops: y = ReLU(C + bias) is one loop)
  * instead of being a pass of its own over the block at the write-back
@@ -682,17 +683,18 @@ struct biased {
  * thread, min of 100 runs alternated in one process, load 10).  The whole
  * bottom MLP did not move beyond the noise.
  */
-static bool bias_member(const struct hgc_fused_op *fo, const struct hgc_op *op, struct biased *b)
+static struct biased *bias_member(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
+				  const struct hgc_op *op)
 {
-	int i;
+	struct biased *b;
 
 	if (op->kind != HGC_OP_MATMUL || op->nin != 3 || !fo->nmembers || fo->reduces ||
-	    fo->nmembers >= HGC_FUSE_MAX_MEMBERS || op->out[0]->dtype != HGC_DT_F32 ||
-	    op->in[2]->dtype != HGC_DT_F32)
-		return false;
-	for (i = 0; i < 2; i++)
+	    fo->nmembers >= HGC_FUSE_MAX_MEMBERS || op->out[0]->dtype != HGC_DT_F32)
+		return NULL;
+	for (int i = 0; i < 3; i++)
 		if (op->in[i]->dtype != HGC_DT_F32)
-			return false;
+			return NULL;
+	b = hgc_arena_alloc(&cx->m->arena, sizeof(*b));
 	b->mm = *op;
 	b->mm.nin = 2;
 	b->in[0] = b->out[0] = op->out[0];
@@ -703,7 +705,7 @@ static bool bias_member(const struct hgc_fused_op *fo, const struct hgc_op *op, 
 	b->fo.member[0] = &b->add;
 	memcpy(&b->fo.member[1], fo->member, (size_t)fo->nmembers * sizeof(fo->member[0]));
 	b->fo.nmembers = fo->nmembers + 1;
-	return true;
+	return b;
 }
 
 /* Lower fused op fo (its anchor as op: with pre-ops folded in): the
@@ -714,7 +716,7 @@ static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 		       struct hgc_lower_view *const *in, struct hgc_lower_view *out,
 		       struct hgc_diag *d)
 {
-	struct biased *b = hgc_arena_alloc(&cx->m->arena, sizeof(*b));
+	struct biased *b = st->o->off ? NULL : bias_member(cx, fo, op);
 	struct hgc_tmpl_bind bind;
 	struct hgc_tmpl_env env;
 	struct hgc_tmpl_inst inst;
@@ -727,7 +729,7 @@ static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 	int64_t rows, rowlen;
 	char line[256], why[192];
 
-	if (!st->o->off && bias_member(fo, op, b)) {
+	if (b) {
 		fo = &b->fo;
 		op = &b->mm;
 	}
@@ -764,7 +766,7 @@ static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 	at = pick(cx, fo, &bind, &inst, &bx, log);
 	fprintf(log, "; post-ops at %s:", at >= 0 ? bind.t->anchors[at].name : "the end");
 	for (i = 0; i < fo->nmembers; i++)
-		fprintf(log, " %s", fo->member[i] == &b->add ? "bias" :
+		fprintf(log, " %s", b && fo->member[i] == &b->add ? "bias" :
 			hgc_op_table[fo->member[i]->kind].name);
 	fclose(log);
 	hgc_fused_log(st->o, text);
@@ -841,27 +843,6 @@ static int lower_with_pre(struct hgc_lower_ctx *cx, struct fstate *st,
 	return lower_fused(cx, st, fo, &mod, false, cx->f->body, in, &cx->views[mod.out[0]->id], d);
 }
 
-/* Whether every op of graph g that reads t is a member of fo. */
-static bool read_by_members(const struct hgc_graph *g, const struct hgc_fused_op *fo,
-			    const struct hgc_tensor *t)
-{
-	int i, j, k;
-
-	for (k = 0; k < (int)g->ops.len; k++) {
-		const struct hgc_op *op = HGC_GRAPH_OP(g, k);
-
-		for (j = 0; j < op->nin && op->in[j] != t; j++)
-			;
-		if (j == op->nin)
-			continue;
-		for (i = 0; i < fo->nmembers && fo->member[i] != op; i++)
-			;
-		if (i == fo->nmembers)
-			return false;
-	}
-	return true;
-}
-
 /*
  * The anchor's result of fused op fo written straight into the graph
  * output its last member computes, when the members are elementwise (each
@@ -884,7 +865,7 @@ static void result_into_output(struct hgc_lower_ctx *cx, const struct fstate *st
 	    hgc_graph_is_output(cx->g, r) || y->dtype != r->dtype || y->ndims != r->ndims ||
 	    memcmp(y->dims, r->dims, (size_t)r->ndims * sizeof(r->dims[0])) ||
 	    cx->views[y->id].load || cx->views[y->id].ndims != r->ndims ||
-	    !read_by_members(cx->g, fo, r))
+	    !read_only_up_to(cx->g, fo, fo->nmembers - 1, r))
 		return;
 	cx->views[r->id] = cx->views[y->id];
 	cx->have[r->id] = true;
