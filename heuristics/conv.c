@@ -94,6 +94,24 @@ static double unblocked_ns(const struct hgc_heur_ctx *cx, int64_t rows, int64_t 
 	return fixed + (double)bs * (hgc_heur_call_ns(cx, rows, cols, ICB, 1) - fixed);
 }
 
+/* What a call of rows x OCB outputs and bs batch elements pays beside its
+   FMAs, one of chunks calls over its rows. */
+static double call_overhead_ns(const struct hgc_heur_ctx *cx, int64_t rows, int64_t OCB,
+			       int64_t bs, int64_t chunks)
+{
+	double ns = 0;
+
+	/* a call after the first of its rows reloads C (BS < ICBLK) */
+	if (chunks > 1)
+		ns += (double)(2 * rows * OCB * cx->esize[2]) / 32.0;
+	/* every row tile starts each batch element (its addresses, the k
+	   loop): about 8 cycles, which short blocks of input channels pay
+	   often (a channels-last 3x3 conv of 64 channels ran 1.1x faster with
+	   ICB = 64 than with 16; res5's 3x3, 512 channels at 7x7: ICB = 64 or
+	   32 took 0.93-0.96x the CPU time of ICB = 16, BS = 1) */
+	return ns + (double)(cdiv(rows, 6) * cdiv(OCB, 16) * bs * 8) / cx->mc->ghz;
+}
+
 /* One brgemm call of a conv template: OWB pixels of a row of OW, OCB
    channels of OC, bs batch elements of ICB input channels each, one of
    chunks calls per pixel block (conv_direct and conv_1x1 alike). */
@@ -109,15 +127,7 @@ static double call_ns(const struct hgc_heur_ctx *cx, int64_t OWB, int64_t OW, in
 	/* 8 channels run the 8x1 tile, one FMA per load: kept for small OC */
 	if (OCB < 16 && OC >= 16)
 		call *= 1.25;
-	/* a call after the first of its pixels reloads C (BS < ICBLK) */
-	if (chunks > 1)
-		call += (double)(2 * OWB * OCB * cx->esize[2]) / 32.0;
-	/* every row tile starts each batch element (its addresses, the k
-	   loop): about 8 cycles, which short blocks of input channels pay
-	   often (a channels-last 3x3 conv of 64 channels ran 1.1x faster with
-	   ICB = 64 than with 16; res5's 3x3, 512 channels at 7x7: ICB = 64 or
-	   32 took 0.93-0.96x the CPU time of ICB = 16, BS = 1) */
-	return call + (double)(cdiv(OWB, 6) * cdiv(OCB, 16) * bs * 8) / cx->mc->ghz;
+	return call + call_overhead_ns(cx, OWB, OCB, bs, chunks);
 }
 
 /* conv_direct's estimate.  A call sums BS input-channel blocks over the
@@ -267,13 +277,10 @@ static void nb1x1(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 	int64_t wgroup = OCGB * OCB * IC * cx->esize[1];
 	double useful = 2.0 * (double)(N * OC * OH * OW) * (double)IC;
 	double thread = 2.0 * (double)(per * OCGB * rows * OCB) * (double)(icblk * ICB);
-	double call = unblocked_ns(cx, rows, OCB, ICB, BS) + b_fetch_ns(bbytes);
+	double call = unblocked_ns(cx, rows, OCB, ICB, BS) + b_fetch_ns(bbytes) +
+		      call_overhead_ns(cx, rows, OCB, BS, chunks);
 	double wbytes = wall <= l2_bytes(cx) * 3 / 4 ? (double)wall : (double)(per * wgroup);
 
-	/* a call after the first of its rows reloads C (BS < ICBLK) */
-	if (chunks > 1)
-		call += (double)(2 * rows * OCB * cx->esize[2]) / 32.0;
-	call += (double)(cdiv(rows, 6) * cdiv(OCB, 16) * BS * 8) / cx->mc->ghz;
 	o->working_set = tbytes + bbytes;
 	o->mem_ns = (double)(per * tbytes) / 16.0 + wbytes / (wgroup > L3_SHARE ? 8.0 : 16.0);
 	o->pack_ns = hgc_heur_pack_layouts(cx, e, T) + (double)per * (double)(rows * IC) *
