@@ -146,6 +146,7 @@ struct hgc_bench_opts {
 	int64_t conv_mb;		/* convolution batch as run */
 	double budget;			/* seconds of timed runs per measurement */
 	int min_iters, max_iters;	/* bounds on timed runs per measurement */
+	int fastest;			/* report the fastest run, not the median */
 };
 
 /* Peak compute of the machine (peak.c). */

@@ -48,7 +48,7 @@ struct bench {
 
 static const char usage[] =
 	"usage: hgc-bench [--filter SUBSTR] [--threads 1,2] [--quick] [--json PATH]\n"
-	"                 [--conv-mb N] [--time SEC] [--list] [--openblas-pinned]\n"
+	"                 [--conv-mb N] [--time SEC] [--fastest] [--list] [--openblas-pinned]\n"
 	"Measures hgc, oneDNN (plain and preferred layouts) and OpenBLAS in one process.\n"
 	"  --filter SUBSTR  only rows whose name contains SUBSTR\n"
 	"  --threads LIST   thread counts, comma-separated (default 1,2)\n"
@@ -56,6 +56,8 @@ static const char usage[] =
 	"  --json PATH      write the rows as JSON\n"
 	"  --conv-mb N      run convolutions at batch N (default 4; the files say 50)\n"
 	"  --time SEC       timed seconds per measurement (default 0.3, quick 0.1)\n"
+	"  --fastest        report each cell's fastest run instead of the median (for\n"
+	"                   A/B comparisons on a busy machine: preemption only adds time)\n"
 	"  --list           list the workloads and exit\n"
 	"  --openblas-pinned  leave OpenBLAS on the pinned main thread (its threads then\n"
 	"                   share one core: shows why the harness unpins it)\n"
@@ -85,6 +87,7 @@ static int parse_args(struct bench *b, int argc, char **argv)
 		{"filter", 1, 0, 'f'}, {"threads", 1, 0, 't'}, {"quick", 0, 0, 'q'},
 		{"json", 1, 0, 'j'}, {"conv-mb", 1, 0, 'm'}, {"time", 1, 0, 's'},
 		{"list", 0, 0, 'l'}, {"help", 0, 0, 'h'}, {"openblas-pinned", 0, 0, 'p'},
+		{"fastest", 0, 0, 'F'},
 		{0, 0, 0, 0},
 	};
 	struct hgc_bench_opts *o = &b->o;
@@ -107,6 +110,8 @@ static int parse_args(struct bench *b, int argc, char **argv)
 			return fprintf(stderr, "hgc-bench: bad --time '%s'\n", optarg), -1;
 		else if (c == 'l')
 			list = 1;
+		else if (c == 'F')
+			o->fastest = 1;
 		else if (c == 'p')
 			hgc_bench_openblas_keep_pinned(1);
 		else if (c == 'h')
@@ -431,13 +436,14 @@ static void print_intro(struct bench *b)
 	double cold, cached;
 	int i;
 
-	printf("hgc-bench: hgc against its peers in one process, median of repeated runs\n");
+	printf("hgc-bench: hgc against its peers in one process, %s of repeated runs\n",
+	       b->o.fastest ? "fastest" : "median");
 	printf("  %s\n  %s\n", hgc_bench_onednn_version(&b->a), hgc_bench_openblas_config());
 	printf("  OMP_PROC_BIND=%s OMP_PLACES=%s; threads", env("OMP_PROC_BIND"), env("OMP_PLACES"));
 	for (i = 0; i < b->o.nthreads; i++)
 		printf("%c%d", i ? ',' : ' ', b->o.threads[i]);
-	printf("; timing: warm-up, then at least %d runs until %.2f s (at most %d), median\n",
-	       b->o.min_iters, b->o.budget, b->o.max_iters);
+	printf("; timing: warm-up, then at least %d runs until %.2f s (at most %d), %s\n",
+	       b->o.min_iters, b->o.budget, b->o.max_iters, b->o.fastest ? "fastest" : "median");
 	printf("  load average before the run: %.2f (other processes skew the figures)\n",
 	       loadavg());
 	if (getenv("OPENBLAS_CORETYPE") || getenv("OPENBLAS_L2_SIZE"))
