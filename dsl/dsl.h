@@ -83,6 +83,8 @@ struct hgc_spec {
 	const struct hgc_config *config;	/* resolved, or NULL */
 	double rtol, atol;
 	bool has_tol;			/* the spec set rtol/atol itself */
+	bool quantized;			/* a MatMul or Convolution beside a Dequantize:
+					   integer outputs may be one step off */
 	int ngolden;
 	struct hgc_golden *golden;
 	const char *expect_error;	/* negative spec: build must fail with this text */

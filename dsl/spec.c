@@ -539,6 +539,26 @@ static void stmts(struct build *b, const struct hgc_ast *st, bool in_graph)
 		stmt(b, st, in_graph);
 }
 
+/*
+ * Whether the int8 conversion (core/graph/passes/lowprec.c) may compute the
+ * graph: a Dequantize and a MatMul or Convolution in it.  The int8 MatMul
+ * scales its exact integer sum once, where the reference sums the
+ * dequantized f32 products, so a result within an f32 rounding error of a
+ * rounding tie can be quantized one step apart.
+ */
+static bool quantized(const struct hgc_graph *g)
+{
+	bool deq = false, compute = false;
+
+	for (size_t i = 0; i < g->ops.len; i++) {
+		enum hgc_op_kind k = HGC_GRAPH_OP(g, i)->kind;
+
+		deq |= k == HGC_OP_DEQUANTIZE;
+		compute |= k == HGC_OP_MATMUL || k == HGC_OP_CONVOLUTION;
+	}
+	return deq && compute;
+}
+
 /* The default tolerances: 1e-2 when bf16 is anywhere in the graph, else f32's or 0. */
 static void tolerances(struct build *b)
 {
@@ -610,6 +630,7 @@ static void finish_graph(struct build *b, const struct hgc_ast *blk)
 		return;
 	}
 	goldens(b);
+	b->s->quantized = quantized(b->g);
 	if (!b->s->has_tol)
 		tolerances(b);
 	b->s->gens = hgc_arena_calloc(&b->ld->p->arena, b->gens.len, sizeof(struct hgc_gen));

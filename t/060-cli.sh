@@ -174,6 +174,38 @@ is_rc 1 "a wrong golden value"
 like out '^mm_relu_golden +FAIL +max_err=1\.00e\+00' "a wrong golden value FAILs with max_err 1"
 like out "golden values.*y\[1, 1\]: got 8, want 9" "the failure names the element"
 
+# Integer outputs: exact, but one step off allowed in a quantized graph.
+cat >"$T/qstep.hgc" <<'EOF'
+spec q_step {
+  input xq : u8[1, 2] = [1, 1];
+  const wq : s8[2, 1] = [1, 1];
+  x = Dequantize(xq, qtype = "per_tensor", scales = [1.0], zps = [0]);
+  w = Dequantize(wq, qtype = "per_tensor", scales = [1.0], zps = [0]);
+  h = MatMul(x, w);
+  y : u8 = Quantize(h, qtype = "per_tensor", scales = [1.0], zps = [0]);
+  output y;
+  expect y = [3];
+}
+EOF
+hgc run "$T/qstep.hgc"
+is_rc 0 "a quantized graph's u8 output may be one step off"
+like out '^q_step +ok +max_err=1\.00e\+00' "it passes with max_err 1"
+sed 's/expect y = \[3\]/expect y = [4]/' "$T/qstep.hgc" >"$T/qstep2.hgc"
+hgc run "$T/qstep2.hgc"
+is_rc 1 "two steps off fail"
+like out "golden values \(rtol 0, atol 1\); first at y\[0, 0\]: got 2, want 4" "the failure says atol 1"
+cat >"$T/qexact.hgc" <<'EOF'
+spec q_exact {
+  input x : f32[2] = [1, 2];
+  y : u8 = Quantize(x, qtype = "per_tensor", scales = [1.0], zps = [0]);
+  output y;
+  expect y = [1, 3];
+}
+EOF
+hgc run "$T/qexact.hgc"
+is_rc 1 "without a MatMul, integer outputs compare exactly"
+like out "golden values \(rtol 0, atol 0\); first at y\[1\]: got 2, want 3" "the failure says atol 0"
+
 sed 's/expect error "MatMul"/expect error "no such text"/' "$T/suite/sub/b.hgc" >"$T/negwrong.hgc"
 hgc run "$T/negwrong.hgc"
 is_rc 1 "a negative spec with the wrong text"
