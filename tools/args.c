@@ -24,6 +24,8 @@
 	  "read the inputs from DIR/<spec>.<tensor>.npy instead of the generators")       \
 	X(EXPLAIN, "explain", 0, "", HGC_CMD_RUN,                                        \
 	  "say what was done for each spec: graph, config, backend, plan, timings")       \
+	X(FASTEST, "fastest", 0, "", HGC_CMD_RUN,                                        \
+	  "report the fastest of the spec's timed runs instead of their median")          \
 	X(DUMP, "dump", 1, "LIST", HGC_CMD_COMPILE,                                      \
 	  "stages to print, comma-separated: graph, fused, tir, llvm (default: graph)")   \
 	X(EMIT, "emit", 1, "LIST", HGC_CMD_COMPILE,                                      \
@@ -240,6 +242,7 @@ static int set_opt(struct hgc_tool_opts *o, enum opt_id id, const char *v)
 	case OPT_IO: o->io_dir = v; return 0;
 	case OPT_INPUTS: o->inputs_dir = v; return 0;
 	case OPT_EXPLAIN: o->explain = true; return 0;
+	case OPT_FASTEST: o->fastest = true; return 0;
 	case OPT_DUMP: return parse_dump(o, v);
 	case OPT_EMIT: return parse_emit(o, v);
 	case OPT_OUTPUT: o->output = v; return 0;

@@ -160,9 +160,11 @@ static int by_value(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Run the backend warmup + iters times; the median of the timed runs goes in r. */
-static int timed_runs(const struct hgc_tool_backend *be, void *h, const struct hgc_spec *sp,
-		      struct bufs *b, struct hgc_tool_result *r)
+/* Run the backend warmup + iters times; the median of the timed runs (the
+   fastest with --fastest) goes in r. */
+static int timed_runs(const struct hgc_tool_opts *o, const struct hgc_tool_backend *be,
+		      void *h, const struct hgc_spec *sp, struct bufs *b,
+		      struct hgc_tool_result *r)
 {
 	int iters = sp->iters > 0 ? sp->iters : 1, warmup = sp->warmup > 0 ? sp->warmup : 0;
 	double *t = hgc_xcalloc((size_t)iters, sizeof(double)), t0;
@@ -175,7 +177,8 @@ static int timed_runs(const struct hgc_tool_backend *be, void *h, const struct h
 			t[i - warmup] = hgc_now() - t0;
 	}
 	qsort(t, (size_t)iters, sizeof(double), by_value);
-	r->t.run = iters % 2 ? t[iters / 2] : (t[iters / 2 - 1] + t[iters / 2]) / 2;
+	r->t.run = o->fastest ? t[0] : iters % 2 ? t[iters / 2] : (t[iters / 2 - 1] + t[iters / 2]) / 2;
+	r->t.fastest = o->fastest;
 	r->t.iters = iters;
 	r->t.warmup = warmup;
 	free(t);
@@ -300,7 +303,7 @@ static void exec_graph(const struct hgc_tool_opts *o, const struct hgc_spec *sp,
 	if (bufs_alloc(b, g, &r->why) < 0 || fill_inputs(o, sp, b, &r->why) < 0)
 		goto release;
 	r->t.inputs = hgc_now() - t0;
-	if (timed_runs(be, h, sp, b, r) < 0)
+	if (timed_runs(o, be, h, sp, b, r) < 0)
 		goto release;
 	if (o->io_dir && save_io(o->io_dir, sp, b, &r->why) < 0)
 		goto release;

@@ -269,9 +269,10 @@ void hgc_tool_explain_result(FILE *f, const struct hgc_spec *sp,
 			sp->expect_error, sp->build_error ? "failed" : "built");
 		return;
 	}
-	fprintf(f, "  timing: build %.3f ms, inputs %.3f ms, run %.3f ms (median of %d, after "
+	fprintf(f, "  timing: build %.3f ms, inputs %.3f ms, run %.3f ms (%s of %d, after "
 		   "%d warmup), reference %.3f ms, check %.3f ms\n", ms(r->t.build),
-		ms(r->t.inputs), ms(r->t.run), r->t.iters, r->t.warmup, ms(r->t.ref),
+		ms(r->t.inputs), ms(r->t.run), r->t.fastest ? "fastest" : "median", r->t.iters,
+		r->t.warmup, ms(r->t.ref),
 		ms(r->t.check));
 	flops = sp->graph ? hgc_tool_graph_flops(sp->graph) : 0;
 	if (flops > 0 && r->t.run > 0)

@@ -59,6 +59,7 @@ struct hgc_tool_opts {
 	const char *io_dir;		/* --io DIR: write inputs and outputs as .npy */
 	const char *inputs_dir;		/* --inputs DIR: read inputs from .npy */
 	bool explain;			/* --explain */
+	bool fastest;			/* --fastest: the fastest timed run, not the median */
 	bool help;			/* --help */
 	unsigned dumps;			/* --dump: HGC_DUMP_* (0: not given) */
 	unsigned emits;			/* --emit: HGC_EMIT_* (0: not given) */
@@ -104,6 +105,7 @@ struct hgc_tool_backend {
 struct hgc_tool_times {
 	double build, inputs, run, ref, check;
 	int iters, warmup;		/* how run was measured (median of iters) */
+	bool fastest;			/* run is the fastest of iters instead */
 };
 
 /* The result of running one spec. */
