@@ -151,17 +151,23 @@ static void direct(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 	double thread = 2.0 * (double)(per * owblk * OWB * OCB) * (double)(icblk * KH * KW * ICB);
 	double call = call_ns(cx, OWB, OW * nb, OCB, OC, ICB, bs, chunks);
 	double stream = stream_ns(cx, OWB, bs * ICB * OCB * cx->esize[1]);
+	/* the input rows a row of output reads (KH rows of every image) */
+	int64_t xrows = KH * (OW + KW) * nb * icblk * ICB * cx->esize[0];
 
+	o->working_set = wblock + KH * icblk * ICB * (OW + KW) * nb * cx->esize[0] * 2;
 	/* calls of 6 rows or more: B's passes are stream_ns's (from L2), not
 	   the model's L1 term (28x64x576 calls over 147 KiB of B ran at 0.98
 	   of peak with B in L2; res2a_branch2b at batch 4 ran about 1.2x
 	   faster with OCB = ICB = 64 than with 16, which that term rated 1.6x
-	   slower; not for conv_direct_nb: res5's 3x3 at batch 4 ran slower with
-	   OCB = ICB = 64, whose 1.2 MiB blocks of weights do not stay in L2) */
-	if (OWB >= 6 && nb == 1)
+	   slower).  conv_direct_nb only when a block of weights and the input
+	   rows of a row fit three quarters of L2, so that B does come from L2:
+	   res4a_branch2b at batch 4 (147 + 208 KiB) ran 1.03-1.13x faster
+	   with ICB = 32 (18 KiB calls) than with 16, which that term rated
+	   slower; res5's 3x3 (295 + 240 KiB) ran 1.03x slower with ICB = 32
+	   and slower still with OCB = ICB = 64 (1.2 MiB blocks of weights) */
+	if (OWB >= 6 && (nb == 1 || wblock + xrows <= l2_bytes(cx) * 3 / 4))
 		call = fmin(call, unblocked_ns(cx, OWB, OCB, ICB, bs) +
 				  (call - hgc_heur_call_ns(cx, OWB, OCB, bs * ICB, bs)));
-	o->working_set = wblock + KH * icblk * ICB * (OW + KW) * nb * cx->esize[0] * 2;
 	o->mem_ns = (direct_bytes(cx, o->working_set, wblock, per, OH) +
 		     input_bytes(cx, ximg, wblock, per, OH, cdiv(cdiv(N, nb), T))) / 16.0;
 	o->pack_ns = hgc_heur_pack_layouts(cx, e, T);
