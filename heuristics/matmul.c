@@ -18,6 +18,9 @@
 #include <string.h>
 
 #define V(n) hgc_heur_val(cx, e, HGC_HEUR_N_##n, 0)
+
+/* How fast the post-ops of a short int8 call read its C block back (int8_c_readback_ns). */
+#define C_READBACK_BYTES_PER_NS 10.0
 #define HAS(n) (cx->slot[HGC_HEUR_N_##n] >= 0)
 
 /* a / b rounded up (b > 0). */
@@ -70,6 +73,30 @@ static void ksplit(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 }
 
 /*
+ * The post-ops that scale and convert an int8 call's s32 C block (the
+ * lowprec pass's Dequantize scale, a Quantize) read it back right after
+ * the call.  Where the call is short (K <= 64: 16 k steps a tile), they
+ * are a large share, and a block beyond half the L1 slowed them down:
+ * bert_large's 12 x 384x64x384 on matmul_batch_plain (one thread, thread
+ * CPU-time minima alternated in one process with oneDNN, load 5-8) took
+ * 2.66 ms with MB=384 (96 KiB of C a call), 2.34 ms with MB=128 (32
+ * KiB), 2.06 ms with MB=64 (16 KiB): about 0.4 ns per element beyond 16
+ * KiB.  The kernel alone ran those calls alike (a nest of them on one
+ * cached C block), and with K = 384 (12 x 384x384x64) blocks of 12 to 48
+ * KiB measured alike too: the term is for short calls only.
+ */
+static double int8_c_readback_ns(const struct hgc_heur_ctx *cx, int64_t rows, int64_t cols,
+				 int64_t k)
+{
+	double bytes = (double)(rows * cols) * 4, half = (double)cx->mc->l1 / 2;
+	enum hgc_dtype a = cx->b->dtype[0];
+
+	if ((a != HGC_DT_U8 && a != HGC_DT_S8) || k > 64 || bytes <= half)
+		return 0;
+	return (bytes - half) / C_READBACK_BYTES_PER_NS;
+}
+
+/*
  * A brgemm call reading B where it is (no layout: rows N apart) in column
  * blocks narrower than N: 1.17x the call.  Measured against the same nest
  * on packed B (matmul_batch_inb against matmul_batch_plain, one thread,
@@ -107,6 +134,7 @@ static void batch(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 	if (T < 1)
 		T = 1;
 	o->working_set = nblk * NB * kblk * KB * cx->esize[1] + MB * kblk * KB * cx->esize[0];
+	o->mem_ns = (double)(per * nblk) * int8_c_readback_ns(cx, MB, NB, kblk * KB);
 	o->pack_ns = hgc_heur_pack_layouts(cx, e, T);
 	hgc_heur_finish(cx, o, 2.0 * (double)(BT * M * N) * (double)K,
 	       2.0 * (double)(per * MB * nblk * NB) * (double)K, T,

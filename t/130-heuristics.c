@@ -284,8 +284,20 @@ static void test_plain(void)
 
 /* The cheapest candidate of template name for a batched bt x (m x k x n)
    MatMul, B constant or not; false when it does not bind or has none. */
+static bool best_batched_dt(const char *name, int64_t bt, int64_t m, int64_t k, int64_t n,
+			    bool konst, enum hgc_dtype ta, enum hgc_dtype tb,
+			    struct hgc_heur_result *r);
+
 static bool best_batched(const char *name, int64_t bt, int64_t m, int64_t k, int64_t n,
 			 bool konst, struct hgc_heur_result *r)
+{
+	return best_batched_dt(name, bt, m, k, n, konst, HGC_DT_F32, HGC_DT_F32, r);
+}
+
+/* best_batched with A and B of types ta and tb (u8 and s8: an int8 MatMul). */
+static bool best_batched_dt(const char *name, int64_t bt, int64_t m, int64_t k, int64_t n,
+			    bool konst, enum hgc_dtype ta, enum hgc_dtype tb,
+			    struct hgc_heur_result *r)
 {
 	struct hgc_graph *g = hgc_graph_new();
 	struct hgc_tensor *in[2];
@@ -295,9 +307,9 @@ static bool best_batched(const char *name, int64_t bt, int64_t m, int64_t k, int
 	bool found = false;
 
 	hgc_diag_init(&d);
-	in[0] = hgc_graph_add_input(g, "x", HGC_DT_F32, 3, (int64_t[]){ bt, m, k },
-				    HGC_PROP_VARIABLE, NULL);
-	in[1] = hgc_graph_add_input(g, "w", HGC_DT_F32, 3, (int64_t[]){ bt, k, n },
+	in[0] = hgc_graph_add_input(g, "x", ta, 3, (int64_t[]){ bt, m, k }, HGC_PROP_VARIABLE,
+				    NULL);
+	in[1] = hgc_graph_add_input(g, "w", tb, 3, (int64_t[]){ bt, k, n },
 				    konst ? HGC_PROP_CONSTANT : HGC_PROP_VARIABLE, NULL);
 	op = hgc_graph_add_op(g, HGC_OP_MATMUL, 2, in, HGC_DT_UNDEF, NULL);
 	if (hgc_graph_finish_op(g, op, &d) < 0)
@@ -382,6 +394,32 @@ static void test_caches(void)
 	ok(mc.l2 == (l2 > 0 ? (int64_t)l2 << 10 : mc.l2) && mc.vlen == 16,
 	   "the same caches at another vector length");
 }
+/*
+ * A short int8 call's s32 C block beyond half the L1 costs its post-ops
+ * a read back from L2 (heuristics/matmul.c, int8_c_readback_ns): 12 x
+ * 384x64x384 takes blocks of at most 16 KiB of C; with K = 384, or in f32,
+ * nothing is charged.
+ */
+static void test_int8_c_block(void)
+{
+	struct hgc_heur_result *r = calloc(1, sizeof(*r));
+	bool found;
+
+	found = best_batched_dt("matmul_batch_plain", 12, 384, 64, 384, true, HGC_DT_U8,
+				HGC_DT_S8, r);
+	ok(found && pv(&r->top[0].env, "MB") * pv(&r->top[0].env, "NB") * 4 <= 16384 &&
+		   r->top[0].est.mem_ns == 0,
+	   "int8 12 x 384x64x384: C blocks of MB=%d x NB=%d within half the L1",
+	   found ? (int)pv(&r->top[0].env, "MB") : 0, found ? (int)pv(&r->top[0].env, "NB") : 0);
+	found = best_batched_dt("matmul_batch_plain", 12, 384, 384, 64, true, HGC_DT_U8,
+				HGC_DT_S8, r);
+	ok(found && pv(&r->top[0].env, "MB") == 384,
+	   "int8 12 x 384x384x64 (K = 384): no read-back charge, MB=%d",
+	   found ? (int)pv(&r->top[0].env, "MB") : 0);
+	found = best_batched("matmul_batch_plain", 12, 384, 64, 384, true, r);
+	ok(found && r->top[0].est.mem_ns == 0, "f32 12 x 384x64x384: no read-back charge");
+	free(r);
+}
 
 int main(void)
 {
@@ -393,6 +431,7 @@ int main(void)
 	test_explain();
 	test_plain();
 	test_strided_b();
+	test_int8_c_block();
 	test_odd();
 	return done_testing();
 }
