@@ -74,15 +74,16 @@ int hgc_tir_passes_set(struct hgc_tir_passes *p, const char *name, const char *v
 	return 0;
 }
 
-/* Run pass k if it is on; verify after it when asked (last: always). */
-static int step(struct hgc_tir_module *m, struct hgc_tir_passes *p, enum hgc_tir_pass k,
-		bool last, struct hgc_diag *d)
+/* Run fn under pass k's switch; verify after it when asked (last: always). */
+static int step_fn(struct hgc_tir_module *m, struct hgc_tir_passes *p, enum hgc_tir_pass k,
+		   int (*fn)(struct hgc_tir_module *, struct hgc_tir_passes *, struct hgc_diag *),
+		   bool last, struct hgc_diag *d)
 {
 	int changes;
 
 	if (!p->on[k])
 		return 0;
-	changes = passes[k].fn(m, p, d);
+	changes = fn(m, p, d);
 	if (changes < 0) {
 		hgc_note(d, NULL, "in tensor IR pass '%s'", passes[k].name);
 		return -1;
@@ -94,6 +95,13 @@ static int step(struct hgc_tir_module *m, struct hgc_tir_passes *p, enum hgc_tir
 		return -1;
 	}
 	return 0;
+}
+
+/* Run pass k if it is on; verify after it when asked (last: always). */
+static int step(struct hgc_tir_module *m, struct hgc_tir_passes *p, enum hgc_tir_pass k,
+		bool last, struct hgc_diag *d)
+{
+	return step_fn(m, p, k, passes[k].fn, last, d);
 }
 
 /* The entry's scratch bytes: each local of constant size, once per thread inside a
@@ -128,6 +136,8 @@ int hgc_tir_passes_run(struct hgc_tir_module *m, struct hgc_tir_passes *p,
 
 	if (step(m, p, HGC_TIR_PASS_COPY_FORWARD, false, d) < 0 ||
 	    step(m, p, HGC_TIR_PASS_PARALLEL_MERGE, false, d) < 0 ||
+	    step_fn(m, p, HGC_TIR_PASS_TENSOR_SHRINK, hgc_tir_pass_tensor_shrink_small, false,
+		    d) < 0 ||
 	    step(m, p, HGC_TIR_PASS_BUFFER_REUSE, false, d) < 0 ||
 	    step(m, p, HGC_TIR_PASS_TENSOR_SHRINK, false, d) < 0 ||
 	    step(m, p, HGC_TIR_PASS_INDEX_FLATTEN, true, d) < 0)

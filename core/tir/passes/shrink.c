@@ -15,6 +15,13 @@
  * in its other arguments, so a temporary with one only shrinks in the dims
  * up to the first its slice spans (a [1, 64, 128] slice of [12, 128, 128]
  * with rows of 128: to [1, 64, 128]), which keeps those strides.
+ *
+ * The pipeline runs it twice: before buffer_reuse for slices of at most
+ * SMALL_SLICE bytes only (hgc_tir_pass_tensor_shrink_small), and after it
+ * for the rest.  A tiny slice (a fused member's temporary, one element per
+ * row element) otherwise joined a shared buffer first and stayed a whole
+ * tensor: the FFN's GELU at one thread stored its erf term, 6 MiB per run
+ * that nothing read again, into the buffer layer 2 packs A into.
  */
 #include "passes_int.h"
 
@@ -31,7 +38,12 @@ struct shrink {
 	struct hgc_tp_vars v;
 	bool *inner;		/* by var id: a loop variable of a loop inside L */
 	int threads;		/* a slice inside a parallel loop exists once per thread */
+	int64_t max_bytes;	/* the largest slice taken (per-thread copies counted), < 0: any */
 };
+
+/* Slices up to this many bytes shrink before buffer_reuse: they live in L1
+   (or registers), and shared buffers would save nothing next to them. */
+#define SMALL_SLICE 4096
 
 /* The slice a temporary keeps per iteration: fixed parts and ranges per dim. */
 struct slice {
@@ -125,6 +137,10 @@ static bool fits(struct shrink *sh, struct hgc_tir_tensor *t, int l, struct slic
 		size *= sh->threads;
 	if (size >= hgc_tir_tensor_size(t))
 		return false;
+	if (sh->max_bytes >= 0 &&
+	    size * (t->elem.ptr ? (int64_t)sizeof(void *) : hgc_tir_kind_size(t->elem.kind)) >
+	    sh->max_bytes)
+		return false;
 	for (int k = l; k >= 0 && !holds_def(sh, k, t); k = HGC_TP_LOOP(&sh->sc, k)->parent)
 		n += hgc_tp_loop_vars(HGC_TP_LOOP(&sh->sc, k)->s, vars + n, 64 - n);
 	return hgc_tp_disjoint(&sh->v, t->ndims, sl->fixed, width, vars, n);
@@ -198,9 +214,10 @@ static int shrink_tensor(struct shrink *sh, struct hgc_tir_tensor *t)
 }
 
 /* Shrink the temporaries of one function. */
-static int shrink_func(struct hgc_tir_module *m, struct hgc_tir_func *f, int threads)
+static int shrink_func(struct hgc_tir_module *m, struct hgc_tir_func *f, int threads,
+		       int64_t max_bytes)
 {
-	struct shrink sh = { .m = m, .threads = threads > 0 ? threads : 1 };
+	struct shrink sh = { .m = m, .threads = threads > 0 ? threads : 1, .max_bytes = max_bytes };
 	int changes = 0;
 
 	hgc_tp_scan(&sh.sc, m, f);
@@ -215,14 +232,28 @@ static int shrink_func(struct hgc_tir_module *m, struct hgc_tir_func *f, int thr
 	return changes;
 }
 
+/* Shrink the temporaries of every function to slices of at most max_bytes (< 0: any). */
+static int shrink_module(struct hgc_tir_module *m, int threads, int64_t max_bytes)
+{
+	int changes = 0;
+
+	for (size_t i = 0; i < m->funcs.len; i++)
+		changes += shrink_func(m, HGC_TIR_FUNC(m, i), threads, max_bytes);
+	return changes;
+}
+
 /* Shrink the temporaries of every function. */
 int hgc_tir_pass_tensor_shrink(struct hgc_tir_module *m, struct hgc_tir_passes *p,
 			       struct hgc_diag *d)
 {
-	int changes = 0;
-
 	(void)d;
-	for (size_t i = 0; i < m->funcs.len; i++)
-		changes += shrink_func(m, HGC_TIR_FUNC(m, i), p->threads);
-	return changes;
+	return shrink_module(m, p->threads, -1);
+}
+
+/* Shrink only to slices of at most SMALL_SLICE bytes (before buffer_reuse). */
+int hgc_tir_pass_tensor_shrink_small(struct hgc_tir_module *m, struct hgc_tir_passes *p,
+				     struct hgc_diag *d)
+{
+	(void)d;
+	return shrink_module(m, p->threads, SMALL_SLICE);
 }

@@ -3,7 +3,8 @@
  * backends, one file each, and the pipeline (pipeline.c) that runs them in
  * order:
  *
- *     copy_forward -> parallel_merge -> buffer_reuse -> tensor_shrink -> index_flatten
+ *     copy_forward -> parallel_merge -> (tensor_shrink of small slices) -> buffer_reuse
+ *       -> tensor_shrink -> index_flatten
  *
  * Each pass can be switched off by name (a config's `pass NAME = off;`),
  * and the module is verified after each (always after the last).  The
@@ -101,6 +102,10 @@ int hgc_tir_pass_parallel_merge(struct hgc_tir_module *m, struct hgc_tir_passes 
 /* shrink.c */
 int hgc_tir_pass_tensor_shrink(struct hgc_tir_module *m, struct hgc_tir_passes *p,
 			       struct hgc_diag *d);
+/* The same pass limited to slices of a few KiB: the pipeline runs it before
+   buffer_reuse, under tensor_shrink's switch. */
+int hgc_tir_pass_tensor_shrink_small(struct hgc_tir_module *m, struct hgc_tir_passes *p,
+				     struct hgc_diag *d);
 /* flatten.c */
 int hgc_tir_pass_index_flatten(struct hgc_tir_module *m, struct hgc_tir_passes *p,
 			       struct hgc_diag *d);
