@@ -8,7 +8,8 @@
  * merged parallel for, Q and the scores read in place, the results written
  * in place (no write-back copies), the scores tensor a
  * per-iteration slice defined inside the loop, at most 128 KiB: rows of 512
- * scores take 64-row blocks, which P x V takes too) at batch 1 and at batch
+ * scores take 64-row blocks, which P x V takes too; K^T read in place, as
+ * matmul_batch_inb is taken first for the scores) at batch 1 and at batch
  * 2 (a batch index split with / and %), and on the numbers against the
  * interpreter: JIT and C backend, with the passes on and with
  * copy_forward, parallel_merge or fusion off.  The fusion plan's cost
@@ -100,12 +101,14 @@ static void test_tir(const struct hgc_spec *sp, long scores)
 	long n = tensor_size(loop, "s");
 
 	is_int(dc_count(s, "merge 1 {"), 1, "%s: the two MatMuls' loops are one parallel for", sp->name);
-	is_int(dc_count(s, "parallel for"), 1, "%s: no other (K^T and V are packed serially at this size)",
-	       sp->name);
+	is_int(dc_count(s, "parallel for"), 1,
+	       "%s: no other (K^T and V are read in place: nothing is packed)", sp->name);
 	ok(n > 0 && n < scores && n * 4 <= 128 << 10 && tensor_size(s, "s") == n,
 	   "%s: the scores are a slice of the iteration's rows, defined in the loop (%ld of %ld)",
 	   sp->name, n, scores);
 	ok(strstr(s, "= &q[") && !strstr(s, "= q["), "%s: Q is read in place, not copied", sp->name);
+	ok(strstr(s, "= &kt[") && !strstr(s, "= kt["),
+	   "%s: K^T is read in place (matmul_batch_inb first: no packing of it)", sp->name);
 	ok(strstr(s, "= &v[") && !strstr(s, "= v["),
 	   "%s: V is read in place (P x V takes NB = N: its packing is V's order)", sp->name);
 	ok(strstr(s, "= &s[") != NULL, "%s: P x V reads the scores in place", sp->name);

@@ -119,10 +119,85 @@ static int fit_rows(struct hgc_tmpl_opts *o, const struct hgc_fused_op *fo,
 	return choose(o, t, op, true, false, 0, bind, env, d) > 0 ? 0 : -1;
 }
 
+/* Whether B of a bound batched MatMul is its graph tensor's dense rows in
+   [BT, K, N] order: the leading graph dims fold into BT row-major (a dim of
+   1 may be left out), K and N are the last two, unbroadcast and not
+   transposed (what the TIR reads in place). */
+static bool b_dense(const struct hgc_tmpl_bind *bind)
+{
+	const struct hgc_tmpl_map *mp = &bind->map[1];
+	const struct hgc_tensor *b = bind->op->in[1];
+	int n = mp->n, j;
+	int64_t fold = 1;
+
+	if (n < 3 || b->ndims != n)
+		return false;
+	for (j = n - 2; j < n; j++)
+		if (mp->d[j].c != j - (n - 3) || mp->d[j].div > 1 || mp->d[j].mod)
+			return false;
+	for (j = n - 3; j >= 0; j--) {
+		if (b->dims[j] == 1)
+			continue;
+		if (mp->d[j].c != 0 || mp->d[j].div != fold ||
+		    (mp->d[j].mod && mp->d[j].mod != b->dims[j]))
+			return false;
+		fold *= b->dims[j];
+	}
+	return true;
+}
+
+/* Whether the config has a `use` or `pin` rule (any template). */
+static bool config_chooses(const struct hgc_tmpl_opts *o)
+{
+	for (int i = 0; i < o->nrules; i++)
+		if (!strcmp(o->rules[i].kind, "use") || !strcmp(o->rules[i].kind, "pin"))
+			return true;
+	return false;
+}
+
+/* Whether t is packed once by init when a template packs it (weights). */
+static bool packed_once(const struct hgc_tensor *t)
+{
+	return !t->producer && (t->prop == HGC_PROP_CONSTANT || t->data);
+}
+
+/*
+ * Attention's scores (a batched MatMul with a row reduction among its
+ * members, B a variable tensor dense as [BT, K, N]: K^T given as [B, H, D,
+ * S]) take IN_PLACE_B, which reads B where it is, when it applies and the
+ * config chooses nothing.  matmul_batch_plain, which the estimates rank
+ * first (about 10% ahead, on IN_PLACE_B's strided B), packs B on every run
+ * in a parallel loop of its own before the merged one: one more fork and
+ * join, and the packed copy of all of K^T in the scratch (48 MiB at BERT-
+ * large batch 32, 192 KiB without).  Measured alternated in one process
+ * (docs/fusion.md), the run times are the same within this machine's noise.
+ * 1 when taken (bind and env set), 0 otherwise, -1 when fit_rows fails.
+ */
+#define IN_PLACE_B "matmul_batch_inb"
+static int choose_in_place_b(struct hgc_tmpl_opts *o, const struct hgc_fused_op *fo,
+			     const struct hgc_op *op, struct hgc_tmpl_bind *bind,
+			     struct hgc_tmpl_env *env, struct hgc_diag *d)
+{
+	const struct hgc_tmpl *t = hgc_tmpl_find(IN_PLACE_B);
+	int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+	char line[256];
+
+	if (!fo->reduces || !t || t->op != op->kind || op->nin < 2 || packed_once(op->in[1]) ||
+	    hgc_tmpl_used(o, op) || config_chooses(o) || hgc_tmpl_bind(t, op, threads, bind) < 0 ||
+	    !b_dense(bind) || choose(o, t, op, true, false, 0, bind, env, d) <= 0)
+		return 0;
+	snprintf(line, sizeof(line), "%s: template %s before the estimates' order (a row "
+		 "reduction after it, B read in place: no packing loop)",
+		 op->out[0]->name ? op->out[0]->name : "MatMul", t->name);
+	hgc_fused_log(o, line);
+	return fit_rows(o, fo, op, bind, env, d) < 0 ? -1 : 1;
+}
+
 /* Choose fo's template as hgc_tmpl_lower_tunable would (a `use` rule, else
    the first that applies in hgc_tmpl_rank's order; with a row reduction,
    NPN = 1 first, then without; split: a layer of a chain split by rows, see
-   choose): 1, 0 (none), -1 (a pin fails). */
+   choose), attention's scores first through choose_in_place_b: 1, 0
+   (none), -1 (a pin fails). */
 static int choose_fused(struct hgc_tmpl_opts *o, const struct hgc_fused_op *fo,
 			const struct hgc_op *op, bool split, struct hgc_tmpl_bind *bind,
 			struct hgc_tmpl_env *env, struct hgc_diag *d)
@@ -131,6 +206,8 @@ static int choose_fused(struct hgc_tmpl_opts *o, const struct hgc_fused_op *fo,
 	const struct hgc_tmpl *c;
 	int i, n, rc = 0;
 
+	if ((rc = choose_in_place_b(o, fo, op, bind, env, d)) != 0)
+		return rc;
 	/* a use rule's template, else cheapest estimate first (core/lower/tmpl.c) */
 	n = hgc_tmpl_rank(o, op, o->threads > 0 ? o->threads : omp_get_max_threads(), rank,
 			  HGC_TMPL_RANK_MAX);
