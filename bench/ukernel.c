@@ -302,8 +302,8 @@ static void run_alloc(struct run *r)
 		for (i = 0; i < (size_t)(r->M * r->K) * es; i++)
 			a[i] = (unsigned char)(es == 1 ? i * 7 : (i & 1 ? 0x3f : i));
 		for (i = 0; i < (size_t)(r->K * r->N) * es; i++)
-			bb[i] = (unsigned char)(es == 1 && narrow_b ? (int)(i * 13 % 129) - 64
-					       : es == 1 ? i * 13 : (i & 1 ? 0x3f : i));
+			bb[i] = es == 1 && narrow_b ? (unsigned char)((int)(i * 13 % 129) - 64)
+						    : (unsigned char)(es == 1 ? i * 13 : (i & 1 ? 0x3f : i));
 		r->A[b] = a;
 		r->B[b] = bb;
 	}
