@@ -156,6 +156,28 @@ static void zero_fill(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
 	hgc_tir_eval(cx->m, block, hgc_tir_intrin(cx->m, HGC_TIR_I_FILL, 3, args));
 }
 
+/*
+ * fill(&t[p0, .., p(depth-1), 0, ..], 0, n): the contiguous sub-block of t
+ * below one iteration of its outer depth physical dims, n elements.
+ */
+static void zero_fill_block(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
+			    struct hgc_tir_tensor *t, int depth, struct hgc_tir_var *const *p)
+{
+	struct hgc_tir_expr *idx[HGC_TMPL_MAX_PHYS], *args[3];
+	int64_t ext[HGC_TMPL_MAX_PHYS], n = 1;
+	int j;
+
+	for (j = 0; j < t->ndims; j++) {
+		idx[j] = j < depth ? lw_v(cx, p[j]) : lw_i(cx, 0);
+		ext[j] = j < depth ? 1 : hgc_tir_tensor_dim(t, j);
+		n *= ext[j];
+	}
+	args[0] = hgc_tir_addr(cx->m, t, t->ndims, idx, ext);
+	args[1] = zero(cx, t->elem);
+	args[2] = lw_i(cx, n);
+	hgc_tir_eval(cx->m, block, hgc_tir_intrin(cx->m, HGC_TIR_I_FILL, 3, args));
+}
+
 /* The module's init function, made on first use with the entry's parameters;
    NULL when the entry has a scalar parameter (init could not take them). */
 static struct hgc_tir_func *init_func(struct hgc_lower_ctx *cx)
@@ -200,7 +222,7 @@ static struct hgc_tir_func *pack_once(struct hgc_tmpl_build *b, const struct hgc
 
 static int pack_phys(struct hgc_tmpl_build *b, struct hgc_lower_ctx *cx,
 		     struct hgc_tir_stmt *block, const struct hgc_tmpl_bind *bind, int i,
-		     struct hgc_lower_view *const *in);
+		     struct hgc_lower_view *const *in, int64_t pad_fill);
 
 /* Pack input i from its graph view into b->buf[i] in block. */
 static int pack_input(struct hgc_tmpl_build *b, struct hgc_lower_ctx *cx,
@@ -214,10 +236,10 @@ static int pack_input(struct hgc_tmpl_build *b, struct hgc_lower_ctx *cx,
 	int rank = b->t->operand_rank[i];
 
 	sizes(l, rank, bind->dims[i], &phys, &logical);
+	if (l->nphys <= HGC_MAX_DIMS && rank <= HGC_MAX_DIMS)
+		return pack_phys(b, cx, block, bind, i, in, phys > logical ? phys : 0);
 	if (phys > logical)
 		zero_fill(cx, block, b->buf[i], phys);
-	if (l->nphys <= HGC_MAX_DIMS && rank <= HGC_MAX_DIMS)
-		return pack_phys(b, cx, block, bind, i, in);
 	src = hgc_lower_view_custom(in[i]->tensor, in[i]->dtype, rank, bind->dims[i], graph_load,
 				    graph_store, &acc);
 	dst = hgc_lower_view_custom(b->buf[i], b->dtype[i], rank, bind->dims[i], buf_load,
@@ -469,13 +491,22 @@ static struct hgc_tir_stmt *clamped_loop(struct hgc_tmpl_build *b, struct hgc_ti
  * variables, with no division or modulo, and the innermost loop runs over
  * consecutive elements of the buffer (and, for a row-major graph tensor,
  * of the source), so the backend can vectorize the copy.  Elements in the
- * padding are skipped: zero_fill wrote them.  The padding check sits right
+ * padding are skipped: they were zeroed first.  The padding check sits right
  * inside the last loop it depends on, so the loops within it hold no branch;
  * when that is the innermost loop, its bound does the check (clamp_dim).
+ *
+ * A padded buffer is zeroed block by block: each iteration of the outer
+ * loops (the parallel ones among them) first zeroes the contiguous block it
+ * then copies into, so the zeros are written by every thread, into lines the
+ * copy finds in cache.  One serial fill of the whole buffer before the
+ * parallel copy cost 2.8% of a 3x3 convolution at one thread (3.3 MB
+ * written twice) and ran on one thread at two.  A guard on the innermost
+ * dim would leave blocks of one element: the whole buffer (pad_fill elements,
+ * 0 when it has no padding) is filled first then.
  */
 static int pack_phys(struct hgc_tmpl_build *b, struct hgc_lower_ctx *cx,
 		     struct hgc_tir_stmt *block, const struct hgc_tmpl_bind *bind, int i,
-		     struct hgc_lower_view *const *in)
+		     struct hgc_lower_view *const *in, int64_t pad_fill)
 {
 	const struct hgc_tmpl_layout *l = &b->layout[i];
 	struct hgc_tir_var *p[HGC_TMPL_MAX_PHYS], *c[HGC_MAX_DIMS] = {NULL};
@@ -493,11 +524,15 @@ static int pack_phys(struct hgc_tmpl_build *b, struct hgc_lower_ctx *cx,
 		depth = l->nphys;
 	if (clamp >= 0)
 		depth = l->nphys - 1;
+	if (pad_fill && depth == l->nphys)
+		zero_fill(cx, block, b->buf[i], pad_fill);
 	lw_loops(cx, block, depth, lens, depth, lw_prod(l->nphys, lens), &nest);
 	body = nest.body;
 	b->cx = cx;
 	for (j = 0; j < depth; j++)
 		p[j] = nest.var[j] ? nest.var[j] : lw_hold(cx, body, "p", lw_i(cx, 0));
+	if (pad_fill && depth < l->nphys)
+		zero_fill_block(cx, body, b->buf[i], depth, p);
 	for (j = 0; j < rank; j++)
 		if (j != clamp_d && padded(l, j, bind->dims[i][j]))
 			c[j] = lw_hold(cx, body, "c", canonical(b, l, j, p));
