@@ -138,24 +138,6 @@ static struct hgc_tir_expr *zero(struct hgc_lower_ctx *cx, struct hgc_tir_type t
 	return hgc_tir_int(cx->m, (enum hgc_tir_kind)t.kind, 0);
 }
 
-/* fill(&t[0, ...], 0, n): the padding of a packed input reads zero. */
-static void zero_fill(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
-		      struct hgc_tir_tensor *t, int64_t n)
-{
-	struct hgc_tir_expr *idx[HGC_TMPL_MAX_PHYS], *args[3];
-	int64_t ext[HGC_TMPL_MAX_PHYS];
-	int j;
-
-	for (j = 0; j < t->ndims; j++) {
-		idx[j] = lw_i(cx, 0);
-		ext[j] = hgc_tir_tensor_dim(t, j);
-	}
-	args[0] = hgc_tir_addr(cx->m, t, t->ndims, idx, ext);
-	args[1] = zero(cx, t->elem);
-	args[2] = lw_i(cx, n);
-	hgc_tir_eval(cx->m, block, hgc_tir_intrin(cx->m, HGC_TIR_I_FILL, 3, args));
-}
-
 /*
  * fill(&t[p0, .., p(depth-1), 0, ..], 0, n): the contiguous sub-block of t
  * below one iteration of its outer depth physical dims, n elements.
@@ -176,6 +158,13 @@ static void zero_fill_block(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block
 	args[1] = zero(cx, t->elem);
 	args[2] = lw_i(cx, n);
 	hgc_tir_eval(cx->m, block, hgc_tir_intrin(cx->m, HGC_TIR_I_FILL, 3, args));
+}
+
+/* fill(&t[0, ...], 0, all of t): the padding of a packed input reads zero. */
+static void zero_fill(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
+		      struct hgc_tir_tensor *t)
+{
+	zero_fill_block(cx, block, t, 0, NULL);
 }
 
 /* The module's init function, made on first use with the entry's parameters;
@@ -222,7 +211,7 @@ static struct hgc_tir_func *pack_once(struct hgc_tmpl_build *b, const struct hgc
 
 static int pack_phys(struct hgc_tmpl_build *b, struct hgc_lower_ctx *cx,
 		     struct hgc_tir_stmt *block, const struct hgc_tmpl_bind *bind, int i,
-		     struct hgc_lower_view *const *in, int64_t pad_fill);
+		     struct hgc_lower_view *const *in, bool has_pad);
 
 /* Pack input i from its graph view into b->buf[i] in block. */
 static int pack_input(struct hgc_tmpl_build *b, struct hgc_lower_ctx *cx,
@@ -237,9 +226,9 @@ static int pack_input(struct hgc_tmpl_build *b, struct hgc_lower_ctx *cx,
 
 	sizes(l, rank, bind->dims[i], &phys, &logical);
 	if (l->nphys <= HGC_MAX_DIMS && rank <= HGC_MAX_DIMS)
-		return pack_phys(b, cx, block, bind, i, in, phys > logical ? phys : 0);
+		return pack_phys(b, cx, block, bind, i, in, phys > logical);
 	if (phys > logical)
-		zero_fill(cx, block, b->buf[i], phys);
+		zero_fill(cx, block, b->buf[i]);
 	src = hgc_lower_view_custom(in[i]->tensor, in[i]->dtype, rank, bind->dims[i], graph_load,
 				    graph_store, &acc);
 	dst = hgc_lower_view_custom(b->buf[i], b->dtype[i], rank, bind->dims[i], buf_load,
@@ -501,12 +490,11 @@ static struct hgc_tir_stmt *clamped_loop(struct hgc_tmpl_build *b, struct hgc_ti
  * copy finds in cache.  One serial fill of the whole buffer before the
  * parallel copy cost 2.8% of a 3x3 convolution at one thread (3.3 MB
  * written twice) and ran on one thread at two.  A guard on the innermost
- * dim would leave blocks of one element: the whole buffer (pad_fill elements,
- * 0 when it has no padding) is filled first then.
+ * dim would leave blocks of one element: the whole buffer is filled first then.
  */
 static int pack_phys(struct hgc_tmpl_build *b, struct hgc_lower_ctx *cx,
 		     struct hgc_tir_stmt *block, const struct hgc_tmpl_bind *bind, int i,
-		     struct hgc_lower_view *const *in, int64_t pad_fill)
+		     struct hgc_lower_view *const *in, bool has_pad)
 {
 	const struct hgc_tmpl_layout *l = &b->layout[i];
 	struct hgc_tir_var *p[HGC_TMPL_MAX_PHYS], *c[HGC_MAX_DIMS] = {NULL};
@@ -524,14 +512,14 @@ static int pack_phys(struct hgc_tmpl_build *b, struct hgc_lower_ctx *cx,
 		depth = l->nphys;
 	if (clamp >= 0)
 		depth = l->nphys - 1;
-	if (pad_fill && depth == l->nphys)
-		zero_fill(cx, block, b->buf[i], pad_fill);
+	if (has_pad && depth == l->nphys)
+		zero_fill(cx, block, b->buf[i]);
 	lw_loops(cx, block, depth, lens, depth, lw_prod(l->nphys, lens), &nest);
 	body = nest.body;
 	b->cx = cx;
 	for (j = 0; j < depth; j++)
 		p[j] = nest.var[j] ? nest.var[j] : lw_hold(cx, body, "p", lw_i(cx, 0));
-	if (pad_fill && depth < l->nphys)
+	if (has_pad && depth < l->nphys)
 		zero_fill_block(cx, body, b->buf[i], depth, p);
 	for (j = 0; j < rank; j++)
 		if (j != clamp_d && padded(l, j, bind->dims[i][j]))
