@@ -21,10 +21,32 @@ hgc --help
 is_rc 0 "--help"
 like out '^  run ' "--help lists run"
 like out '^  compile ' "--help lists compile"
+like out '^  explain ' "--help lists explain"
 hgc help run
 is_rc 0 "help run"
 like out '^usage: hgc run ' "help run shows the run synopsis"
 like out '--backend=NAME' "help run lists --backend"
+hgc help explain
+is_rc 0 "help explain"
+like out '^usage: hgc explain ' "help explain shows the explain synopsis"
+like out '--threads=N' "help explain lists --threads"
+unlike out '--backend' "explain --help does not offer --backend"
+hgc explain --threads=1 spec/demo/mlp.hgc
+is_rc 0 "explain takes --threads=N"
+like out '^spec .*, 1 thread, config' "explain honours --threads=N"
+hgc explain --threads 2 spec/demo/mlp.hgc
+is_rc 0 "explain takes --threads N"
+like out '^spec .*, 2 threads, config' "explain honours --threads N"
+hgc explain --thread=2 spec/demo/mlp.hgc
+is_rc 2 "explain: a misspelt option is a usage error"
+like err "did you mean '--threads'" "explain suggests the spelling"
+hgc explain --threads=0 spec/demo/mlp.hgc
+is_rc 2 "explain: --threads=0 is a usage error"
+hgc explain
+is_rc 2 "explain without a file is a usage error"
+hgc explain --config=nosuch spec/demo/mlp.hgc
+is_rc 1 "explain: an unknown config fails"
+like err "no config named 'nosuch'" "explain names the unknown config"
 hgc check --help
 is_rc 0 "check --help"
 unlike out '--explain' "check --help does not offer run's --explain"

@@ -14,9 +14,11 @@
 #define OPT_LIST(X)                                                                       \
 	X(BACKEND, "backend", 1, "NAME", HGC_CMD_RUN | HGC_CMD_CHECK,                    \
 	  "run on backend NAME: interp (the reference interpreter), c or jit")            \
-	X(THREADS, "threads", 1, "N", HGC_CMD_RUN | HGC_CMD_CHECK | HGC_CMD_COMPILE,     \
+	X(THREADS, "threads", 1, "N",                                                    \
+	  HGC_CMD_RUN | HGC_CMD_CHECK | HGC_CMD_COMPILE | HGC_CMD_EXPLAIN,                \
 	  "use N OpenMP threads (default: the config's, else every core)")                \
-	X(CONFIG, "config", 1, "NAME", HGC_CMD_RUN | HGC_CMD_CHECK | HGC_CMD_COMPILE,    \
+	X(CONFIG, "config", 1, "NAME",                                                   \
+	  HGC_CMD_RUN | HGC_CMD_CHECK | HGC_CMD_COMPILE | HGC_CMD_EXPLAIN,                \
 	  "compile every spec under config NAME instead of its own")                      \
 	X(IO, "io", 1, "DIR", HGC_CMD_RUN,                                               \
 	  "write every graph input and output as DIR/<spec>.<tensor>.npy")                \
@@ -32,7 +34,8 @@
 	  "write c (the C source) and/or obj (an object file and its C header)")          \
 	X(OUTPUT, "output", 1, "PATH", HGC_CMD_COMPILE,                                  \
 	  "where --emit writes (also -o PATH); default: stdout, SPEC.o and SPEC.h")       \
-	X(HELP, "help", 0, "", HGC_CMD_RUN | HGC_CMD_CHECK | HGC_CMD_COMPILE | HGC_CMD_TEMPLATES, \
+	X(HELP, "help", 0, "",                                                           \
+	  HGC_CMD_RUN | HGC_CMD_CHECK | HGC_CMD_COMPILE | HGC_CMD_TEMPLATES | HGC_CMD_EXPLAIN, \
 	  "print this help and exit")
 
 enum opt_id {

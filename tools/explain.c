@@ -16,8 +16,6 @@
 #include "core/tir/passes/tir_passes.h"
 #include "heuristics/heuristics.h"
 
-int hgc_tool_explain(int argc, char **argv);
-
 /* Attribute name of op: as set on the op, else its schema default, else NULL. */
 static const struct hgc_attr *find_attr(const struct hgc_op *op, const char *name)
 {
@@ -285,15 +283,6 @@ void hgc_tool_explain_result(FILE *f, const struct hgc_spec *sp,
 
 /* ---- `hgc explain FILE...`: the parameter search per tunable op ---- */
 
-/* The usage of `hgc explain`. */
-static void explain_usage(FILE *f)
-{
-	fputs("usage: hgc explain [--threads N] [--config NAME] FILE|DIR...\n\n"
-	      "For each spec, after the graph passes: every MatMul and Convolution, the\n"
-	      "template the lowering takes, the parameters the search of heuristics/ chose\n"
-	      "with the estimated cost, and the runners-up.  See docs/heuristics.md.\n", f);
-}
-
 /* The graph as the driver lowers it: the passes on a copy, switched by the
    config's `pass` rules; NULL with d set. */
 static struct hgc_graph *explain_passes(const struct hgc_graph *g, const struct hgc_tmpl_opts *o,
@@ -367,55 +356,24 @@ static int explain_spec(const struct hgc_spec *sp, const struct hgc_config *cfg,
 	return rc;
 }
 
-/* Parse the options of `hgc explain`; the index of the first path, or -1. */
-static int explain_args(int argc, char **argv, int *threads, const char **config,
-			struct hgc_vec *paths)
-{
-	for (int i = 0; i < argc; i++) {
-		char *end;
-
-		if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
-			*threads = (int)strtol(argv[++i], &end, 10);
-			if (*end || *threads < 1) {
-				fprintf(stderr, "hgc: --threads wants a positive number, not '%s'\n", argv[i]);
-				return -1;
-			}
-		} else if (!strcmp(argv[i], "--config") && i + 1 < argc) {
-			*config = argv[++i];
-		} else if (argv[i][0] == '-') {
-			fprintf(stderr, "hgc: unknown option '%s' for explain\n", argv[i]);
-			return -1;
-		} else {
-			*(const char **)hgc_vec_push(paths) = argv[i];
-		}
-	}
-	if (!paths->len)
-		fprintf(stderr, "hgc: explain wants a file\n");
-	return paths->len ? 0 : -1;
-}
-
-/* `hgc explain [--threads N] [--config NAME] FILE|DIR...` */
+/* `hgc explain [--threads=N] [--config=NAME] FILE|DIR...` */
 int hgc_tool_explain(int argc, char **argv)
 {
+	struct hgc_tool_opts o;
 	struct hgc_tool_session s;
 	const struct hgc_config *cfg = NULL;
-	const char *config = NULL;
-	struct hgc_vec paths;
-	int threads = 0, nbad = 0, n = 0;
+	int rc, nbad = 0, n = 0;
 
-	for (int i = 0; i < argc; i++)
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-			return explain_usage(stdout), HGC_EXIT_OK;
-	hgc_vec_init(&paths, sizeof(const char *));
-	if (explain_args(argc, argv, &threads, &config, &paths) < 0) {
-		explain_usage(stderr);
-		hgc_vec_release(&paths);
-		return HGC_EXIT_USAGE;
+	if ((rc = hgc_tool_args_parse(&o, "explain", argc, argv)) || o.help) {
+		if (!rc)
+			hgc_tool_args_help(stdout, "explain");
+		hgc_tool_opts_release(&o);
+		return rc;
 	}
 	hgc_tool_session_init(&s);
-	hgc_tool_session_load(&s, &paths);
-	if (config && !(cfg = hgc_tool_session_config(&s, config))) {
-		fprintf(stderr, "hgc: no config named '%s' in the files given\n", config);
+	hgc_tool_session_load(&s, &o.paths);
+	if (o.config && !(cfg = hgc_tool_session_config(&s, o.config))) {
+		fprintf(stderr, "hgc: no config named '%s' in the files given\n", o.config);
 		nbad++;
 	}
 	for (size_t i = 0; i < s.files.len && !nbad; i++) {
@@ -428,10 +386,10 @@ int hgc_tool_explain(int argc, char **argv)
 		for (size_t j = 0; !f->failed && j < f->prog.specs.len; j++) {
 			if (n++)
 				putchar('\n');
-			nbad += explain_spec(HGC_PROGRAM_SPEC(&f->prog, j), cfg, threads) < 0;
+			nbad += explain_spec(HGC_PROGRAM_SPEC(&f->prog, j), cfg, o.threads) < 0;
 		}
 	}
 	hgc_tool_session_release(&s);
-	hgc_vec_release(&paths);
+	hgc_tool_opts_release(&o);
 	return nbad ? HGC_EXIT_FAIL : HGC_EXIT_OK;
 }

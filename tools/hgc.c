@@ -3,9 +3,6 @@
 
 #include <string.h>
 
-/* explain.c: `hgc explain`, the parameter search per tunable op. */
-int hgc_tool_explain(int argc, char **argv);
-
 /* A subcommand and its entry point. */
 static const struct command {
 	const char *name;
@@ -14,7 +11,6 @@ static const struct command {
 #define X(n, e, a, s) {#n, hgc_tool_##n},
 	HGC_TOOL_CMD_LIST(X)
 #undef X
-	{"explain", hgc_tool_explain},
 };
 
 #define NCOMMANDS ((int)(sizeof(commands) / sizeof(commands[0])))

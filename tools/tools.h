@@ -31,6 +31,7 @@ enum {
 	HGC_CMD_CHECK = 1 << 1,
 	HGC_CMD_COMPILE = 1 << 2,
 	HGC_CMD_TEMPLATES = 1 << 3,
+	HGC_CMD_EXPLAIN = 1 << 4,
 };
 
 /*
@@ -41,7 +42,8 @@ enum {
 	X(run, RUN, "FILE|DIR...", "run specs and check them against the reference interpreter") \
 	X(check, CHECK, "FILE|DIR...", "the same, as one TAP stream for prove")             \
 	X(compile, COMPILE, "FILE...", "print the Graph IR (and later stages) of each spec") \
-	X(templates, TEMPLATES, "[NAME...]", "list the compiled templates: op, parameters, anchors")
+	X(templates, TEMPLATES, "[NAME...]", "list the compiled templates: op, parameters, anchors") \
+	X(explain, EXPLAIN, "FILE|DIR...", "show the template and parameters chosen for each MatMul and Convolution")
 
 /* What `hgc compile --emit` writes. */
 enum {
@@ -182,5 +184,6 @@ int hgc_tool_run(int argc, char **argv);
 int hgc_tool_check(int argc, char **argv);
 int hgc_tool_compile(int argc, char **argv);
 int hgc_tool_templates(int argc, char **argv);
+int hgc_tool_explain(int argc, char **argv);
 
 #endif
