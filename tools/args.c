@@ -160,61 +160,52 @@ static int parse_threads(struct hgc_tool_opts *o, const char *v)
 	return 0;
 }
 
-/* Parse the --dump list into HGC_DUMP_* bits. */
-static int parse_dump(struct hgc_tool_opts *o, const char *v)
+/* The bits of option opt's comma-separated list of names (bit i for names[i]);
+   0 after printing the error for an unknown name (a `what`) or an empty list. */
+static unsigned parse_list(const char *opt, const char *what, const char *v,
+			   const char *const *names, int n)
 {
-	const char *p = v;
+	char known[128] = "";
+	unsigned bits = 0;
 
-	o->dumps = 0;
-	while (*p) {
+	for (int i = 0; i < n; i++)
+		snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s",
+			 i ? ", " : "", names[i]);
+	for (const char *p = v; *p;) {
 		size_t len = strcspn(p, ",");
 		unsigned bit = 0;
 
-		for (unsigned i = 0; i < sizeof(dump_names) / sizeof(dump_names[0]); i++)
-			if (strlen(dump_names[i]) == len && !strncmp(dump_names[i], p, len))
+		for (int i = 0; i < n; i++)
+			if (strlen(names[i]) == len && !strncmp(names[i], p, len))
 				bit = 1u << i;
 		if (!bit) {
-			fprintf(stderr, "hgc: unknown dump stage '%.*s' (known: graph, fused, "
-				"tir, llvm)\n", (int)len, p);
-			return HGC_EXIT_USAGE;
+			fprintf(stderr, "hgc: unknown %s '%.*s' (known: %s)\n", what, (int)len,
+				p, known);
+			return 0;
 		}
-		o->dumps |= bit;
+		bits |= bit;
 		p += len + (p[len] == ',');
 	}
-	if (!o->dumps) {
-		fprintf(stderr, "hgc: --dump wants a list of stages: graph, fused, tir, llvm\n");
-		return HGC_EXIT_USAGE;
-	}
-	return 0;
+	if (!bits)
+		fprintf(stderr, "hgc: --%s wants a list: %s\n", opt, known);
+	return bits;
+}
+
+/* Parse the --dump list into HGC_DUMP_* bits. */
+static int parse_dump(struct hgc_tool_opts *o, const char *v)
+{
+	o->dumps = parse_list("dump", "dump stage", v, dump_names,
+			      (int)(sizeof(dump_names) / sizeof(dump_names[0])));
+	return o->dumps ? 0 : HGC_EXIT_USAGE;
 }
 
 /* Parse the --emit list into HGC_EMIT_* bits. */
 static int parse_emit(struct hgc_tool_opts *o, const char *v)
 {
 	static const char *const names[] = {"c", "obj"};	/* ORDER: HGC_EMIT_* bits */
-	const char *p = v;
 
-	o->emits = 0;
-	while (*p) {
-		size_t len = strcspn(p, ",");
-		unsigned bit = 0;
-
-		for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-			if (strlen(names[i]) == len && !strncmp(names[i], p, len))
-				bit = 1u << i;
-		if (!bit) {
-			fprintf(stderr, "hgc: unknown --emit kind '%.*s' (known: c, obj)\n",
-				(int)len, p);
-			return HGC_EXIT_USAGE;
-		}
-		o->emits |= bit;
-		p += len + (p[len] == ',');
-	}
-	if (!o->emits) {
-		fprintf(stderr, "hgc: --emit wants a list: c, obj\n");
-		return HGC_EXIT_USAGE;
-	}
-	return 0;
+	o->emits = parse_list("emit", "--emit kind", v, names, (int)(sizeof(names) / sizeof(names[0])));
+	return o->emits ? 0 : HGC_EXIT_USAGE;
 }
 
 /* Check a --backend name against the table (availability is checked later). */

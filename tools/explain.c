@@ -12,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/graph/passes/passes.h"
-#include "core/tir/passes/tir_passes.h"
 #include "heuristics/heuristics.h"
 
 /* Attribute name of op: as set on the op, else its schema default, else NULL. */
@@ -283,25 +281,6 @@ void hgc_tool_explain_result(FILE *f, const struct hgc_spec *sp,
 
 /* ---- `hgc explain FILE...`: the parameter search per tunable op ---- */
 
-/* The graph as the driver lowers it: the passes on a copy, switched by the
-   config's `pass` rules; NULL with d set. */
-static struct hgc_graph *explain_passes(const struct hgc_graph *g, const struct hgc_tmpl_opts *o,
-					struct hgc_diag *d)
-{
-	struct hgc_pass_switches sw;
-	struct hgc_graph *work;
-
-	hgc_pass_switches_init(&sw);
-	if (hgc_driver_pass_rules(o->rules, o->nrules, &sw, NULL, d) < 0)
-		return NULL;
-	work = hgc_graph_clone(g);
-	if (hgc_graph_passes_run(work, &sw, d) < 0) {
-		hgc_graph_free(work);
-		return NULL;
-	}
-	return work;
-}
-
 /* The buffer plan of the TIR passes (core/tir/passes): the spec lowered as the driver
    does it, the plan's lines printed; -1 with d set. */
 static int explain_buffers(const struct hgc_spec *sp, struct hgc_driver_opts *o, int threads,
@@ -343,7 +322,7 @@ static int explain_spec(const struct hgc_spec *sp, const struct hgc_config *cfg,
 	printf("spec %s (%s:%d), %d thread%s, config %s\n", sp->name, sp->loc.file, sp->loc.line,
 	       to.threads, to.threads == 1 ? "" : "s", cfg ? cfg->name : "(none)");
 	if (hgc_tmpl_check_rules(rules, dopts.nrules, &d) == 0 &&
-	    (work = explain_passes(sp->graph, &to, &d)))
+	    (work = hgc_driver_graph_passes(sp->graph, &dopts, &d)))
 		rc = hgc_heur_explain_graph(stdout, work, &to, &d);
 	if (rc == 0)
 		rc = explain_buffers(sp, &dopts, to.threads, &d);

@@ -124,8 +124,8 @@ int hgc_driver_pass_rules(const struct hgc_tmpl_rule *rules, int n, struct hgc_p
 
 /* The graph passes on a copy of g (the caller's graph, which the reference
    interpreter runs, stays as written), switched by the `pass` rules. */
-static struct hgc_graph *graph_passes(const struct hgc_graph *g,
-				      const struct hgc_driver_opts *o, struct hgc_diag *d)
+struct hgc_graph *hgc_driver_graph_passes(const struct hgc_graph *g,
+					  const struct hgc_driver_opts *o, struct hgc_diag *d)
 {
 	struct hgc_pass_switches sw;
 	struct hgc_graph *work;
@@ -207,7 +207,7 @@ struct hgc_tir_module *hgc_driver_lower(const struct hgc_graph *g,
 
 	if (plan)
 		*plan = NULL;
-	if ((work = graph_passes(g, o, d))) {
+	if ((work = hgc_driver_graph_passes(g, o, d))) {
 		m = lower(work, o, plan, &in_place, d);
 		hgc_graph_free(work);
 	}
@@ -252,7 +252,7 @@ int hgc_driver_dump_fused(FILE *out, const struct hgc_graph *g,
 			  const struct hgc_driver_opts *o, struct hgc_diag *d)
 {
 	struct hgc_fusion fu = {0};
-	struct hgc_graph *work = graph_passes(g, o, d);
+	struct hgc_graph *work = hgc_driver_graph_passes(g, o, d);
 
 	if (!work)
 		return -1;

@@ -85,6 +85,10 @@ struct hgc_tir_passes;
    error listing both sets.  -1 with d set. */
 int hgc_driver_pass_rules(const struct hgc_tmpl_rule *rules, int n, struct hgc_pass_switches *sw,
 			  struct hgc_tir_passes *tp, struct hgc_diag *d);
+/* The graph passes on a copy of g, switched by o's `pass` rules (the caller
+   frees it; g stays as written for the reference interpreter); NULL with d set. */
+struct hgc_graph *hgc_driver_graph_passes(const struct hgc_graph *g,
+					  const struct hgc_driver_opts *o, struct hgc_diag *d);
 /* g lowered to a verified Tensor IR module (the caller frees it), and when plan is
    not NULL what the templates did (malloc'ed lines); NULL with d set. */
 struct hgc_tir_module *hgc_driver_lower(const struct hgc_graph *g,
