@@ -8,7 +8,7 @@
  * and the packing of a layer's A (matmul_packa, K a multiple of 1024) joins
  * the merged loop, a thread packing its own rows.  Checked: the log (the
  * comparison of the estimates; a chain whose weights do not stay in L2 is
- * not split), the TIR (one parallel loop in the entry, the packing in it),
+ * not split; one whose own splits read A the other thread wrote is), the TIR (one parallel loop in the entry, the packing in it),
  * a config that pins MPN (no chain planned), one thread (nothing merged),
  * the elementwise members of a short-row block (GELU on 64 x 16 blocks of
  * a 3072-column result) as one loop per row, the bias as the members'
@@ -80,6 +80,24 @@ static const char src[] =
 	"  h = MatMul(x, w, b); y = GELU(h); output y, h;\n"
 	"  expect { rtol = 1e-4; atol = 1e-5; } }\n";
 
+/* Checked by its plan only (too large to run at every pass setting): DLRM's
+   bottom MLP at batch 512, whose layers each split by columns on their own
+   (NPN = 2), so that every thread would read all of h0 and h1, half of them
+   written by the other thread. */
+static const char src_plan[] =
+	"spec bottom512 {\n"
+	"  input x : f32[512, 13] = uniform(lo = -1, hi = 1, seed = 1);\n"
+	"  const w0 : f32[13, 512] = normal(mean = 0, std = 0.3, seed = 2);\n"
+	"  const b0 : f32[512] = uniform(lo = -0.1, hi = 0.1, seed = 3);\n"
+	"  const w1 : f32[512, 256] = normal(mean = 0, std = 0.06, seed = 4);\n"
+	"  const b1 : f32[256] = uniform(lo = -0.1, hi = 0.1, seed = 5);\n"
+	"  const w2 : f32[256, 128] = normal(mean = 0, std = 0.09, seed = 6);\n"
+	"  const b2 : f32[128] = uniform(lo = -0.1, hi = 0.1, seed = 7);\n"
+	"  h0 = MatMul(x, w0, b0); r0 = ReLU(h0);\n"
+	"  h1 = MatMul(r0, w1, b1); r1 = ReLU(h1);\n"
+	"  h2 = MatMul(r1, w2, b2); y = ReLU(h2); output y;\n"
+	"  expect { rtol = 1e-4; atol = 1e-5; } }\n";
+
 /* Lower sp (threads, one rule or none): the TIR after the passes as text
    (only its entry function) and the template log into *plan. */
 static char *lower(const struct hgc_spec *sp, int threads, const struct hgc_tmpl_rule *rule,
@@ -143,6 +161,30 @@ static void test_split(const struct hgc_spec *sp)
 	   "mlp3 with MPN pinned: the config decides, no chain planned");
 	free(s);
 	free(plan);
+}
+
+/* The layers' own splits read A written by the other thread: that counts
+   against them (h1 reads all of h0's 1 MiB, half of it foreign, h2 all of
+   h1's 512 KiB: 768 KiB at 12 bytes per ns), and the chain is split. */
+static void test_foreign(void)
+{
+	struct hgc_program p;
+	struct hgc_diag d;
+	char *plan, *s;
+
+	hgc_diag_init(&d);
+	hgc_program_init(&p);
+	if (hgc_program_load_string(&p, "plan.hgc", src_plan, &d) < 0)
+		diag("%s", hgc_diag_text(&d));
+	s = lower(HGC_PROGRAM_SPEC(&p, 0), 2, NULL, &plan);
+	ok(has(plan, "coarse-grained: MatMuls h0 h1 h2 split by rows jointly") &&
+	   has(plan, "each with its own split (65.5 us of A written by another thread)"),
+	   "bottom512: the own splits' foreign reads of h0 and h1 count, the chain is split");
+	is_int(dc_count(s, "parallel for"), 1, "bottom512: one parallel loop");
+	free(s);
+	free(plan);
+	hgc_diag_release(&d);
+	hgc_program_release(&p);
 }
 
 /* The packing of the second layer's A inside the merged loop. */
@@ -214,6 +256,7 @@ int main(void)
 	is_int((int)p.specs.len, 7, "the specs load");
 	test_split(HGC_PROGRAM_SPEC(&p, 0));
 	test_packa(HGC_PROGRAM_SPEC(&p, 1));
+	test_foreign();
 	s = lower(HGC_PROGRAM_SPEC(&p, 2), 2, NULL, &plan);
 	ok(has(plan, "coarse-grained: MatMuls h0 h1 h2 y not split by rows jointly") &&
 	   !strstr(plan, "B read again from L3) against 0"),

@@ -1098,10 +1098,10 @@ static const struct hgc_op *chain_next(const struct hgc_lower_ctx *cx, const str
 
 /* The estimate (ns) of op through the template its lowering would take
    (choose_fused's order; split: by rows, MPN = threads and NPN = 1), and its
-   NPN (1 without one) into *npn; -1 when none takes it or the config pins
-   MPN or NPN. */
+   MPN and NPN (1 without one) into grid[0] and grid[1]; -1 when none takes
+   it or the config pins MPN or NPN. */
 static double layer_cost(struct hgc_tmpl_opts *o, const struct hgc_op *op, bool split,
-			 int64_t *npn_out)
+			 int64_t grid[2])
 {
 	struct hgc_tmpl_rank rank[HGC_TMPL_RANK_MAX];
 	struct hgc_tmpl_pin pins[36];
@@ -1130,7 +1130,8 @@ static double layer_cost(struct hgc_tmpl_opts *o, const struct hgc_op *op, bool 
 		}
 		if (hgc_heur_search(&bind, pins, np, r, &tmp) == 0) {
 			cost = r->top[0].est.total_ns;
-			*npn_out = npn >= 0 ? r->top[0].env.v[npn] : 1;
+			grid[0] = mpn >= 0 ? r->top[0].env.v[mpn] : 1;
+			grid[1] = npn >= 0 ? r->top[0].env.v[npn] : 1;
 		}
 		else if (np > (split ? 2 : 0))
 			break;	/* a config pin fails: the lowering reports it */
@@ -1139,6 +1140,26 @@ out:
 	hgc_diag_release(&tmp);
 	free(r);
 	return cost;
+}
+
+/*
+ * The bytes of a chain layer's A that each thread reads although another
+ * thread wrote them, with the layers split their own way: A is the result
+ * of the layer before (grid prev: its MPN and NPN), the layer reads it
+ * split by grid.  A thread reads the rows of its MPN slice, all K columns;
+ * only when both layers split by rows alone, over the same threads, did
+ * it write them itself.  Otherwise about 1 - 1 / threads of them come from
+ * the other threads' caches (or L3) instead of its own L2.  Split by rows
+ * jointly this is 0: the reason to split that way.
+ */
+static double foreign_a_bytes(const struct hgc_op *op, const int64_t prev[2],
+			      const int64_t grid[2], int threads)
+{
+	double a = (double)hgc_tensor_nbytes(op->in[0]);
+
+	if (prev[1] == 1 && grid[1] == 1 && prev[0] == threads && grid[0] == threads)
+		return 0;
+	return a / (double)(grid[0] > 0 ? grid[0] : 1) * (1 - 1.0 / threads);
 }
 
 /*
@@ -1159,8 +1180,8 @@ static void plan_chain(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 {
 	struct hgc_heur_machine mc;
 	const struct hgc_op *nx;
-	double own = 0, rows = 0, c[2], extra = 0;
-	int64_t npn[2], bytes = 0, b;
+	double own = 0, rows = 0, c[2], extra = 0, foreign = 0;
+	int64_t grid[2][2], prev[2] = { 0, 0 }, bytes = 0, b;
 	int threads = st->o->threads > 0 ? st->o->threads : omp_get_max_threads(), n = 1, k;
 	char *text = NULL;
 	size_t len = 0;
@@ -1173,15 +1194,19 @@ static void plan_chain(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 	while (n < HGC_FUSE_CHAIN_MAX && (nx = chain_next(cx, st, st->chain[n - 1])))
 		st->chain[n++] = nx;
 	for (k = 0; k < n; k++) {
-		c[0] = layer_cost(st->o, st->chain[k], false, &npn[0]);
-		c[1] = layer_cost(st->o, st->chain[k], true, &npn[1]);
+		c[0] = layer_cost(st->o, st->chain[k], false, grid[0]);
+		c[1] = layer_cost(st->o, st->chain[k], true, grid[1]);
 		if (c[0] < 0 || c[1] < 0)
 			break;
 		own += c[0];
 		rows += c[1];
 		b = (int64_t)hgc_tensor_nbytes(st->chain[k]->in[1]);
 		bytes += b;
-		extra += (double)b * (1 - 1.0 / (double)(npn[0] > 0 ? npn[0] : 1));
+		extra += (double)b * (1 - 1.0 / (double)(grid[0][1] > 0 ? grid[0][1] : 1));
+		if (k > 0)
+			foreign += foreign_a_bytes(st->chain[k], prev, grid[0], threads);
+		prev[0] = grid[0][0];
+		prev[1] = grid[0][1];
 	}
 	if ((n = k) < 2)
 		return;
@@ -1189,6 +1214,7 @@ static void plan_chain(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 	if (bytes <= threads * mc.l2)
 		extra = 0;
 	rows += extra / mc.l3_bw - (n - 1) * mc.fork_ns;
+	own += foreign / mc.l3_bw;
 	if (!(log = open_memstream(&text, &len)))
 		hgc_bug("open_memstream: out of memory");
 	fprintf(log, "coarse-grained: MatMuls");
@@ -1196,8 +1222,9 @@ static void plan_chain(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 		fprintf(log, " %s", hgc_fused_name(cx, &(struct hgc_fused_op){ .anchor = st->chain[k] }));
 	fprintf(log, " %s by rows jointly (MPN = %d, NPN = 1): estimate %.1f us (%d forks and "
 		"joins fewer, %.1f us of B read again from L3) against %.1f us each with its own "
-		"split", rows <= own ? "split" : "not split", threads, rows / 1e3, n - 1,
-		extra / mc.l3_bw / 1e3, own / 1e3);
+		"split (%.1f us of A written by another thread)", rows <= own ? "split" : "not split",
+		threads, rows / 1e3, n - 1, extra / mc.l3_bw / 1e3, own / 1e3,
+		foreign / mc.l3_bw / 1e3);
 	fclose(log);
 	hgc_fused_log(st->o, text);
 	free(text);
