@@ -88,15 +88,17 @@ static struct hgc_tir_module *chain_blocks(void)
 	return m;
 }
 
-/* Run the passes with every switch on but those in off (comma list), one thread. */
-static int passes(struct hgc_tir_module *m, const char *off, struct hgc_tir_plan *plan)
+/* Run the passes with every switch on but those in off (comma list), planning for
+   threads. */
+static int passes_threads(struct hgc_tir_module *m, const char *off, struct hgc_tir_plan *plan,
+			  int threads)
 {
 	struct hgc_tir_passes p;
 	struct hgc_diag d;
 	int rc;
 
 	hgc_tir_passes_init(&p);
-	p.threads = 1;
+	p.threads = threads;
 	for (int k = 0; k < HGC_TIR_PASS_COUNT; k++)
 		if (off && strstr(off, hgc_tir_pass_name((enum hgc_tir_pass)k)))
 			p.on[k] = false;
@@ -110,6 +112,12 @@ static int passes(struct hgc_tir_module *m, const char *off, struct hgc_tir_plan
 		hgc_tir_passes_release(&p);
 	hgc_diag_release(&d);
 	return rc;
+}
+
+/* The same for one thread. */
+static int passes(struct hgc_tir_module *m, const char *off, struct hgc_tir_plan *plan)
+{
+	return passes_threads(m, off, plan, 1);
 }
 
 /* Count the occurrences of needle in hay. */
@@ -434,6 +442,103 @@ static void test_reuse(void)
 	same_results(elementwise(2), m, 2, xy, "visited twice");
 }
 
+/* for (r in [0, N / 2)) for (j in [0, M)) dst[p * N / 2 + r, j] = src[same or the
+   half's rows reversed, j] op c: one stage of a parallel loop's body. */
+static void half_map(struct hgc_tir_module *m, struct hgc_tir_stmt *b, struct hgc_tir_var *p,
+		     struct hgc_tir_tensor *dst, struct hgc_tir_tensor *src, bool flip,
+		     enum hgc_tir_binop op, double c)
+{
+	struct hgc_tir_var *r = ivar(m, "r"), *j = ivar(m, "j");
+	struct hgc_tir_stmt *lr = hgc_tir_for(m, b, r, I(0), I(N / 2), NULL);
+	struct hgc_tir_stmt *lj = hgc_tir_for(m, hgc_tir_body(lr), j, I(0), I(M), NULL);
+	struct hgc_tir_expr *base = hgc_tir_mul(m, V(p), I(N / 2));
+	struct hgc_tir_expr *sr = flip ? hgc_tir_sub(m, I(N / 2 - 1), V(r)) : V(r);
+
+	ST2(hgc_tir_body(lj), dst, hgc_tir_add(m, base, V(r)), V(j),
+	    hgc_tir_binary(m, op, LD2(src, hgc_tir_add(m, base, sr), V(j)), F32C(c)));
+}
+
+/* One parallel loop over the two halves of the rows (a merged MLP's layers, each
+   thread its rows): X -> T -> U -> W -> Y through shared temporaries, each stage
+   reading the one before with the half's rows reversed (never in place). */
+static struct hgc_tir_module *halves(void)
+{
+	struct hgc_tir_module *m = hgc_tir_module_new("halves");
+	struct hgc_tir_tensor *x, *y, *t[3];
+	struct hgc_tir_func *f = entry(m, &x, &y);
+	struct hgc_tir_var *p = ivar(m, "p");
+	struct hgc_tir_expr *beg = I(0), *end = I(2);
+	struct hgc_tir_stmt *pf;
+
+	for (int k = 0; k < 3; k++) {
+		t[k] = hgc_tir_tensor_newc(m, k == 0 ? "T" : k == 1 ? "U" : "W", TY(F32),
+					   HGC_TIR_LOCAL, 2, (int64_t[]){ N, M });
+		hgc_tir_def_tensor(m, f->body, t[k]);
+	}
+	pf = hgc_tir_pfor(m, f->body, 1, &p, &beg, &end, NULL);
+	half_map(m, hgc_tir_body(pf), p, t[0], x, false, HGC_TIR_MUL, 2);
+	half_map(m, hgc_tir_body(pf), p, t[1], t[0], true, HGC_TIR_ADD, 1);
+	half_map(m, hgc_tir_body(pf), p, t[2], t[1], true, HGC_TIR_MAX, 0);
+	half_map(m, hgc_tir_body(pf), p, y, t[2], true, HGC_TIR_SUB, 3);
+	return m;
+}
+
+/* The per-thread temporary named name in the plan, or NULL. */
+static const struct hgc_tir_plan_temp *thread_temp(const struct hgc_tir_plan *p,
+						   const char *name)
+{
+	for (int i = p->ntemps; i < p->ntemps + p->thread_ntemps; i++)
+		if (!strcmp(p->temps[i].name, name))
+			return &p->temps[i];
+	return NULL;
+}
+
+/* Temporaries that live across one parallel loop share nothing as shared buffers
+   (every thread is somewhere in the loop), but tensor_shrink gives each thread its
+   half (two threads: as many bytes, only moved), and inside an iteration T dies
+   before W is born: per-thread reuse puts them in one buffer.  Off, nothing moves. */
+static void test_reuse_per_thread(void)
+{
+	const int64_t half = N / 2 * M * 4;
+	struct hgc_tir_passes p;
+	struct hgc_tir_module *m = halves();
+	const struct hgc_tir_plan_temp *t, *u, *w;
+	char *s;
+
+	is_int(passes_threads(m, NULL, &p.plan, 2), 0, "per-thread reuse runs");
+	t = thread_temp(&p.plan, "T");
+	u = thread_temp(&p.plan, "U");
+	w = thread_temp(&p.plan, "W");
+	ok(p.plan.nbuffers == 3 && p.plan.thread_ntemps == 3 && p.plan.thread_nbuffers == 2,
+	   "three shared buffers, then three per-thread temporaries in two buffers");
+	ok(t && u && w && t->buffer == w->buffer && u->buffer != t->buffer,
+	   "T and W share a buffer in each thread, U (live across both) does not");
+	is_int((int)p.plan.bytes_final, (int)(2 * 2 * half),
+	       "the scratch: two buffers of half the rows, per thread (three whole before)");
+	is_int((int)p.plan.bytes_lowered, (int)(3 * 2 * half), "as lowered: three whole tensors");
+	s = hgc_tir_plan_text(&p.plan);
+	ok(strstr(s, "shared temporaries: 0 of 0 B in 0 buffers") &&
+	   strstr(s, "per-thread temporaries (in parallel loops): 3 of 12.0 KiB in 2 buffers of "
+		     "8.0 KiB, each thread") && strstr(s, ": T, W\n"),
+	   "the plan text lists the moved temporaries per thread, T and W together");
+	if (!strstr(s, ": T, W\n") || !strstr(s, "shared temporaries: 0 of 0 B"))
+		diag("%s", s);
+	free(s);
+	hgc_tir_passes_release(&p);
+	s = hgc_tir_module_str(m);
+	ok(count(s, "tensor scratch") == 1 && !strstr(s, "tensor T") && !strstr(s, "tensor W"),
+	   "one scratch tensor replaces T and W");
+	free(s);
+	same_results(halves(), m, 2, xy, "per-thread reuse");
+
+	m = halves();
+	passes_threads(m, "tensor_shrink", &p.plan, 2);
+	ok(p.plan.thread_ntemps == 0 && p.plan.bytes_final == 3 * 2 * half,
+	   "without tensor_shrink nothing moves and nothing is shared");
+	hgc_tir_passes_release(&p);
+	same_results(halves(), m, 2, xy, "per-thread reuse, shrink off");
+}
+
 /* A's address kept in a pointer tensor and read by a copy after B is born: A must
    not lend its buffer to B. */
 static struct hgc_tir_module *alias(void)
@@ -573,6 +678,7 @@ int main(void)
 	test_shrink_small_first();
 	test_flatten();
 	test_reuse();
+	test_reuse_per_thread();
 	test_alias();
 	done_testing();
 }

@@ -48,8 +48,8 @@ for c in no_copy_forward no_parallel_merge no_tensor_shrink no_buffer_reuse no_i
 done
 
 # --- the dump and the plan --------------------------------------------------
-# (one thread: at two the MLP's layers are one parallel loop, their
-# intermediates all live in it, and no buffer is shared)
+# (one thread: at two the MLP's layers are one parallel loop, and their
+# intermediates share buffers per thread instead)
 hgc compile --threads=1 --dump=tir spec/demo/mlp.hgc
 grep -q '^# buffer plan: peak scratch .* with reuse, .* without' "$T/out"
 ok $? "--dump=tir prints the buffer plan"
@@ -62,17 +62,27 @@ hgc compile --dump=tir --config=all_off "$T/cfg.hgc" spec/demo/mlp.hgc
 grep -q '^# buffer plan: off' "$T/out" && grep -q '^    tensor r0: f32\[128, 512\];' "$T/out"
 ok $? "--dump=tir with the passes off: the TIR as lowered"
 
-# Peak scratch with reuse at most half of without, on every MLP and MHA spec.
-for f in spec/models/mlp.hgc spec/models/mha.hgc; do
-	hgc compile --dump=tir "$f"
+# Peak scratch with reuse at most half of without, on every MLP and MHA spec
+# (the bench's too: DLRM top at two threads merges three layers into one
+# parallel loop, whose intermediates only per-thread reuse can share).
+for file in spec/models/mlp.hgc spec/models/mha.hgc bench/specs/mlp_large.hgc \
+	bench/specs/mha_large.hgc; do
+    for threads in 1 2; do
+	hgc compile --threads=$threads --dump=tir "$file"
 	sed -n 's/^# spec \([^ ]*\) .*/\1/p; s/^# buffer plan: peak scratch .*(\([0-9]*\) against \([0-9]*\) bytes.*/\1 \2/p' "$T/out" |
 		paste - - >"$T/plans"
 	[ -s "$T/plans" ]
-	ok $? "$f: a buffer plan per spec"
+	ok $? "$file, $threads thread(s): a buffer plan per spec"
 	while read -r spec with without; do
 		[ $((2 * with)) -le "$without" ]
-		ok $? "$spec: peak scratch $with bytes with reuse, $without without"
+		st=$?
+		desc="$spec, $threads thread(s): peak scratch $with bytes with reuse, $without without"
+		case $spec in
+		mlp_dlrm_bottom_b512) todo $st "$desc" "h0 and h1 (1.5 of 3 MiB) live at once, 48 B of brgemm address arrays over half: docs/tir.md";;
+		*) ok $st "$desc";;
+		esac
 	done <"$T/plans"
+    done
 done
 
 hgc run --explain spec/demo/mlp.hgc

@@ -237,7 +237,8 @@ int hgc_tp_inplace_pick(struct reuse *ru, struct rtemp *y)
 		struct rbuf *b = &ru->bufs[i];
 		struct rtemp *x = b->owner;
 
-		if (!x || b->busy_until < y->start || x->end != b->busy_until || x->end > y->end ||
+		if (!x || b->scope != y->scope || b->busy_until < y->start ||
+		    x->end != b->busy_until || x->end > y->end ||
 		    b->elems < y->elems || !same_shape(x->t, y->t))
 			continue;
 		if (inplace_ok(ru, x, y))

@@ -121,6 +121,8 @@ struct rtemp {
 	int64_t elems, bytes;
 	int buffer;		/* where it was placed */
 	bool inplace;		/* took the buffer of a live input */
+	int scope;		/* -1: shared by the threads; else the parallel loop whose
+				   body defines it (one copy per thread) */
 };
 
 /* A shared buffer. */
@@ -131,6 +133,7 @@ struct rbuf {
 	int members;
 	struct hgc_tir_tensor *tensor;	/* what replaces the members */
 	struct rtemp *owner;	/* the member placed last */
+	int scope;		/* its members' scope (struct rtemp) */
 };
 
 struct reuse {
@@ -142,6 +145,8 @@ struct reuse {
 	int n;
 	struct rbuf *bufs;
 	int nbufs;
+	bool per_thread;	/* plan the temporaries of parallel loop bodies, not the
+				   shared ones */
 };
 
 /* flatten.c */

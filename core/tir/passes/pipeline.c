@@ -140,6 +140,8 @@ int hgc_tir_passes_run(struct hgc_tir_module *m, struct hgc_tir_passes *p,
 		    d) < 0 ||
 	    step(m, p, HGC_TIR_PASS_BUFFER_REUSE, false, d) < 0 ||
 	    step(m, p, HGC_TIR_PASS_TENSOR_SHRINK, false, d) < 0 ||
+	    step_fn(m, p, HGC_TIR_PASS_BUFFER_REUSE, hgc_tir_pass_buffer_reuse_per_thread, false,
+		    d) < 0 ||
 	    step(m, p, HGC_TIR_PASS_INDEX_FLATTEN, true, d) < 0)
 		return -1;
 	p->plan.bytes_lowered = lowered;
@@ -159,6 +161,15 @@ static void bytes_str(int64_t b, char *buf, size_t size)
 		snprintf(buf, size, "%lld B", (long long)b);
 }
 
+/* Whether every member of buffer b moved into a parallel loop (tensor_shrink). */
+static bool buffer_moved(const struct hgc_tir_plan *plan, int b)
+{
+	for (int i = 0; i < plan->ntemps + plan->thread_ntemps; i++)
+		if (plan->temps[i].buffer == b && !plan->temps[i].moved)
+			return false;
+	return true;
+}
+
 /* One buffer's line: its size and its temporaries in lifetime order. */
 static void buffer_line(FILE *f, const struct hgc_tir_plan *plan, int b)
 {
@@ -167,11 +178,53 @@ static void buffer_line(FILE *f, const struct hgc_tir_plan *plan, int b)
 
 	bytes_str(plan->buffer_bytes[b], sz, sizeof(sz));
 	fprintf(f, "  %s (%s):", plan->buffer_names[b], sz);
-	for (int i = 0; i < plan->ntemps; i++)
+	for (int i = 0; i < plan->ntemps + plan->thread_ntemps; i++)
 		if (plan->temps[i].buffer == b)
 			fprintf(f, "%s %s%s", k++ ? "," : "", plan->temps[i].name,
 				plan->temps[i].inplace ? " (in place)" : "");
 	fprintf(f, "\n");
+}
+
+/* The shared temporaries' line: those still shared (not moved per thread). */
+static void shared_line(FILE *f, const struct hgc_tir_plan *plan)
+{
+	int64_t noreuse = 0, reuse = 0;
+	int ntemps = 0, nbuffers = 0;
+	char a[32], b[32];
+
+	for (int i = 0; i < plan->ntemps; i++)
+		if (!plan->temps[i].moved) {
+			ntemps++;
+			noreuse += plan->temps[i].bytes;
+		}
+	for (int i = 0; i < plan->nbuffers; i++)
+		if (!buffer_moved(plan, i)) {
+			nbuffers++;
+			reuse += plan->buffer_bytes[i];
+		}
+	bytes_str(reuse, a, sizeof(a));
+	bytes_str(noreuse, b, sizeof(b));
+	fprintf(f, "  shared temporaries: %d of %s in %d buffer%s of %s\n", ntemps, b, nbuffers,
+		nbuffers == 1 ? "" : "s", a);
+	for (int i = 0; i < plan->nbuffers; i++)
+		if (!buffer_moved(plan, i))
+			buffer_line(f, plan, i);
+}
+
+/* The per-thread temporaries' line, if any, and their buffers. */
+static void thread_line(FILE *f, const struct hgc_tir_plan *plan)
+{
+	char a[32], b[32];
+
+	if (!plan->thread_ntemps)
+		return;
+	bytes_str(plan->thread_bytes_reuse, a, sizeof(a));
+	bytes_str(plan->thread_bytes_noreuse, b, sizeof(b));
+	fprintf(f, "  per-thread temporaries (in parallel loops): %d of %s in %d buffer%s of %s, "
+		"each thread\n", plan->thread_ntemps, b, plan->thread_nbuffers,
+		plan->thread_nbuffers == 1 ? "" : "s", a);
+	for (int i = plan->nbuffers; i < plan->nbuffers + plan->thread_nbuffers; i++)
+		buffer_line(f, plan, i);
 }
 
 /* The plan as text, for --explain and --dump=tir. */
@@ -191,12 +244,8 @@ char *hgc_tir_plan_text(const struct hgc_tir_plan *plan)
 		fprintf(f, "buffer plan: peak scratch %s with reuse, %s without (%lld against "
 			"%lld bytes; temporaries inside parallel loops once per thread, %d)\n", a, b,
 			(long long)plan->bytes_final, (long long)plan->bytes_lowered, plan->threads);
-		bytes_str(plan->bytes_reuse, a, sizeof(a));
-		bytes_str(plan->bytes_noreuse, b, sizeof(b));
-		fprintf(f, "  shared temporaries: %d of %s in %d buffer%s of %s\n", plan->ntemps, b,
-			plan->nbuffers, plan->nbuffers == 1 ? "" : "s", a);
-		for (int i = 0; i < plan->nbuffers; i++)
-			buffer_line(f, plan, i);
+		shared_line(f, plan);
+		thread_line(f, plan);
 	}
 	if (fclose(f))
 		hgc_bug("open_memstream: out of memory");

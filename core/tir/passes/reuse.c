@@ -13,7 +13,11 @@
  * a buffer are replaced by one one-dimensional tensor, of the largest
  * member's size, defined at the top of the entry function; the members'
  * accesses are linearized (flatten.c) and point at it.  Temporaries of
- * different element types never share.  This runs before tensor_shrink
+ * different element types never share.  A second run (per_thread), after
+ * tensor_shrink, plans the temporaries defined at the top of each parallel
+ * loop's body the same way, lifetimes within one iteration (which one
+ * thread runs in order), each buffer defined at the top of that body.
+ * The first run goes before tensor_shrink
  * (a temporary moved into a parallel loop would no longer share, and an
  * elementwise chain in place costs less than per-thread copies) and
  * before index_flatten (the in-place analysis needs each member's dims).
@@ -23,13 +27,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether t can be planned: a shared local of constant size with a definition. */
-static bool plannable(const struct hgc_tp_scan *sc, const struct hgc_tir_tensor *t)
+/* The scope of t's definition: -1 outside every parallel loop (one copy shared
+   by the threads), the parallel loop whose body holds it (one copy per
+   thread, its lifetime within an iteration), or -2 (inside a serial loop
+   inside a parallel loop: not planned). */
+static int scope_of(const struct hgc_tp_scan *sc, const struct hgc_tir_tensor *t)
 {
-	const struct hgc_tp_def *d = &sc->defs[t->id];
+	int l = sc->defs[t->id].loop;
 
-	return d->s && t->scope == HGC_TIR_LOCAL && !t->is_param &&
-	       hgc_tir_tensor_size(t) >= 0 && !hgc_tp_in_pfor(sc, d->loop);
+	if (!hgc_tp_in_pfor(sc, l))
+		return -1;
+	return HGC_TP_LOOP(sc, l)->s->kind == HGC_TIR_S_PFOR ? l : -2;
+}
+
+/* Whether t can be planned in this run: a local of constant size with a
+   definition, shared by the threads or (per_thread) private to an iteration
+   of a parallel loop. */
+static bool plannable(const struct reuse *ru, const struct hgc_tir_tensor *t)
+{
+	const struct hgc_tp_def *d = &ru->sc.defs[t->id];
+	int scope;
+
+	if (!d->s || t->scope != HGC_TIR_LOCAL || t->is_param || hgc_tir_tensor_size(t) < 0)
+		return false;
+	scope = scope_of(&ru->sc, t);
+	return ru->per_thread ? scope >= 0 : scope == -1;
 }
 
 /* Extend t's lifetime by one access: the outermost loop around it without t's definition. */
@@ -72,7 +94,7 @@ static void lifetimes(struct reuse *ru)
 		if (!a->into)
 			continue;
 		p = &ru->t[a->into->id];
-		if (!plannable(sc, a->into) && a->into->scope != HGC_TIR_LOCAL)
+		if (a->into->scope != HGC_TIR_LOCAL)
 			r->bad = true;
 		if (p->used && p->end > r->end)
 			r->end = p->end;
@@ -104,7 +126,7 @@ static int pick(struct reuse *ru, const struct rtemp *r)
 	for (int i = 0; i < (int)ru->nbufs; i++) {
 		struct rbuf *b = &ru->bufs[i];
 
-		if (b->busy_until >= r->start || !compatible(b, r->t))
+		if (b->scope != r->scope || b->busy_until >= r->start || !compatible(b, r->t))
 			continue;
 		if (b->elems >= r->elems) {
 			if (best < 0 || b->busy_until > ru->bufs[best].busy_until)
@@ -125,6 +147,7 @@ static void place(struct reuse *ru, struct rtemp *r, int i)
 		i = ru->nbufs++;
 		ru->bufs[i].first = r->t;
 		ru->bufs[i].busy_until = -1;
+		ru->bufs[i].scope = r->scope;
 	}
 	b = &ru->bufs[i];
 	if (r->elems > b->elems)
@@ -197,8 +220,16 @@ static bool shared_member(void *ctx, const struct hgc_tir_tensor *t)
 	return r->t == t && r->buffer >= 0 && ru->bufs[r->buffer].members > 1;
 }
 
-/* One tensor per shared buffer, defined first in the entry; members are linearized,
-   their definitions go and their accesses point at the buffer. */
+/* The block a buffer of scope is defined at the top of: the entry's body, or
+   the parallel loop's. */
+static struct hgc_tir_stmt *scope_body(struct reuse *ru, int scope)
+{
+	return scope < 0 ? ru->m->entry->body : hgc_tir_body(HGC_TP_LOOP(&ru->sc, scope)->s);
+}
+
+/* One tensor per shared buffer, defined first in its scope's block (the entry,
+   or a parallel loop's body); members are linearized, their definitions go and
+   their accesses point at the buffer. */
 static int rewrite(struct reuse *ru)
 {
 	struct hgc_tir_func *f = ru->m->entry;
@@ -213,7 +244,8 @@ static int rewrite(struct reuse *ru)
 			continue;
 		b->tensor = hgc_tir_tensor_newc(ru->m, "scratch", b->first->elem, HGC_TIR_LOCAL, 1,
 						&b->elems);
-		hgc_tir_insert(f->body, at++, hgc_tir_def_tensor(ru->m, NULL, b->tensor));
+		hgc_tir_insert(scope_body(ru, b->scope), b->scope < 0 ? at++ : 0,
+			       hgc_tir_def_tensor(ru->m, NULL, b->tensor));
 	}
 	for (int k = 0; k < ru->n; k++) {
 		struct rtemp *r = ru->order[k];
@@ -227,35 +259,53 @@ static int rewrite(struct reuse *ru)
 	return changes;
 }
 
-/* The plan for explain: sizes, buffers, members. */
+/* The bytes of buffer b. */
+static int64_t buffer_bytes(const struct rbuf *b)
+{
+	return b->elems * (b->first->elem.ptr ? (int64_t)sizeof(void *)
+					      : hgc_tir_kind_size(b->first->elem.kind));
+}
+
+/* Append this run's temporaries and buffers to the plan for explain: the shared
+   ones first (a fresh plan), then the per-thread ones (after them, with their own
+   counts and sums; buffer indices offset past the shared buffers). */
 static void fill_plan(struct reuse *ru, struct hgc_tir_plan *pl)
 {
-	free(pl->temps);
-	free(pl->buffer_bytes);
-	free(pl->buffer_names);
-	memset(pl, 0, sizeof(*pl));
-	pl->done = true;
-	pl->ntemps = ru->n;
-	pl->nbuffers = ru->nbufs;
-	pl->temps = hgc_xcalloc((size_t)ru->n + 1, sizeof(*pl->temps));
-	pl->buffer_bytes = hgc_xcalloc((size_t)ru->nbufs + 1, sizeof(*pl->buffer_bytes));
-	pl->buffer_names = hgc_xcalloc((size_t)ru->nbufs + 1, sizeof(*pl->buffer_names));
+	int t0, b0;
+
+	if (!ru->per_thread) {
+		free(pl->temps);
+		free(pl->buffer_bytes);
+		free(pl->buffer_names);
+		memset(pl, 0, sizeof(*pl));
+		pl->done = true;
+	}
+	t0 = pl->ntemps + pl->thread_ntemps;
+	b0 = pl->nbuffers + pl->thread_nbuffers;
+	pl->temps = hgc_xrealloc(pl->temps, (size_t)(t0 + ru->n + 1) * sizeof(*pl->temps));
+	pl->buffer_bytes = hgc_xrealloc(pl->buffer_bytes,
+					(size_t)(b0 + ru->nbufs + 1) * sizeof(*pl->buffer_bytes));
+	pl->buffer_names = hgc_xrealloc(pl->buffer_names,
+					(size_t)(b0 + ru->nbufs + 1) * sizeof(*pl->buffer_names));
 	for (int k = 0; k < ru->n; k++) {
 		struct rtemp *r = ru->order[k];
 
-		pl->temps[k] = (struct hgc_tir_plan_temp){ r->t->name, r->bytes, r->buffer,
-							  r->start, r->end, r->inplace };
-		pl->bytes_noreuse += r->bytes;
+		pl->temps[t0 + k] = (struct hgc_tir_plan_temp){ r->t->name, r->bytes,
+							       b0 + r->buffer, r->start, r->end,
+							       r->inplace, false };
+		for (int j = 0; ru->per_thread && j < pl->ntemps; j++)
+			pl->temps[j].moved |= pl->temps[j].name == r->t->name;
+		*(ru->per_thread ? &pl->thread_bytes_noreuse : &pl->bytes_noreuse) += r->bytes;
 	}
 	for (int i = 0; i < ru->nbufs; i++) {
 		struct rbuf *b = &ru->bufs[i];
 
-		pl->buffer_bytes[i] = b->elems * hgc_tir_kind_size(b->first->elem.kind);
-		if (b->first->elem.ptr)
-			pl->buffer_bytes[i] = b->elems * (int64_t)sizeof(void *);
-		pl->buffer_names[i] = b->tensor ? b->tensor->name : b->first->name;
-		pl->bytes_reuse += pl->buffer_bytes[i];
+		pl->buffer_bytes[b0 + i] = buffer_bytes(b);
+		pl->buffer_names[b0 + i] = b->tensor ? b->tensor->name : b->first->name;
+		*(ru->per_thread ? &pl->thread_bytes_reuse : &pl->bytes_reuse) += buffer_bytes(b);
 	}
+	*(ru->per_thread ? &pl->thread_ntemps : &pl->ntemps) += ru->n;
+	*(ru->per_thread ? &pl->thread_nbuffers : &pl->nbuffers) += ru->nbufs;
 }
 
 /* The planned temporaries, in order of birth. */
@@ -268,8 +318,9 @@ static void collect(struct reuse *ru)
 		struct rtemp *r = &ru->t[id];
 
 		r->buffer = -1;
-		if (!r->t || !r->used || r->bad || !plannable(&ru->sc, r->t))
+		if (!r->t || !r->used || r->bad || !plannable(ru, r->t))
 			continue;
+		r->scope = scope_of(&ru->sc, r->t);
 		r->elems = hgc_tir_tensor_size(r->t);
 		r->bytes = r->elems * (r->t->elem.ptr ? (int64_t)sizeof(void *)
 						      : hgc_tir_kind_size(r->t->elem.kind));
@@ -278,14 +329,13 @@ static void collect(struct reuse *ru)
 	qsort(ru->order, (size_t)ru->n, sizeof(*ru->order), by_start);
 }
 
-/* Plan the entry function's temporaries and share their buffers. */
-int hgc_tir_pass_buffer_reuse(struct hgc_tir_module *m, struct hgc_tir_passes *p,
-			      struct hgc_diag *d)
+/* Plan the entry function's temporaries (shared or per-thread ones) and share
+   their buffers. */
+static int reuse_run(struct hgc_tir_module *m, struct hgc_tir_passes *p, bool per_thread)
 {
-	struct reuse ru = { .m = m };
+	struct reuse ru = { .m = m, .per_thread = per_thread };
 	int changes;
 
-	(void)d;
 	if (!m->entry)
 		return 0;
 	hgc_tp_scan(&ru.sc, m, m->entry);
@@ -305,4 +355,21 @@ int hgc_tir_pass_buffer_reuse(struct hgc_tir_module *m, struct hgc_tir_passes *p
 	hgc_tp_vars_release(&ru.vars);
 	hgc_tp_scan_release(&ru.sc);
 	return changes;
+}
+
+/* The temporaries shared by the threads. */
+int hgc_tir_pass_buffer_reuse(struct hgc_tir_module *m, struct hgc_tir_passes *p,
+			      struct hgc_diag *d)
+{
+	(void)d;
+	return reuse_run(m, p, false);
+}
+
+/* The temporaries each thread has (defined in a parallel loop's body), after
+   tensor_shrink moved temporaries there. */
+int hgc_tir_pass_buffer_reuse_per_thread(struct hgc_tir_module *m, struct hgc_tir_passes *p,
+					 struct hgc_diag *d)
+{
+	(void)d;
+	return reuse_run(m, p, true);
 }

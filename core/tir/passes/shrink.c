@@ -7,9 +7,14 @@
  * definition and L touch disjoint slices, is only ever used one slice per
  * iteration: it shrinks to that slice (down to one element), its indices
  * lose the fixed part, and its definition moves to the top of L's body.
- * The deepest such L is taken, if the slice is smaller than the tensor
- * (once per thread when L is parallel and the definition is not: the
- * per-thread copies must save memory, not just move it).  A temporary whose address is kept in a
+ * The deepest such L is taken, if the slice is smaller than the tensor, or
+ * (after buffer_reuse) no larger once per thread when L is parallel and the
+ * definition is not: per-thread copies must not cost memory, and once they
+ * live in the loop's
+ * body, buffer_reuse's per-thread run may share one buffer between those
+ * whose lifetimes within an iteration do not overlap (an MLP's layers merged
+ * into one parallel loop: each thread's rows of h0 die where its rows of the
+ * next layer's packed A are born).  A temporary whose address is kept in a
  * scalar, or stored into a pointer tensor defined outside L, stays.  A
  * slice address hands a callee (brgemm, copy2d) the tensor's row strides
  * in its other arguments, so a temporary with one only shrinks in the dims
@@ -112,7 +117,7 @@ static bool fits(struct shrink *sh, struct hgc_tir_tensor *t, int l, struct slic
 {
 	struct hgc_tir_var *vars[64];
 	int64_t width[MAXD], size = 1;
-	bool first = true;
+	bool first = true, into_pfor;
 	int n = 0, keep = MAXD;	/* dims after keep keep their extent (row strides) */
 
 	hgc_tp_mark_inner(&sh->sc, l, sh->inner, sh->m->nvars);
@@ -133,9 +138,13 @@ static bool fits(struct shrink *sh, struct hgc_tir_tensor *t, int l, struct slic
 		if (d > keep && (sl->lo[d] != 0 || width[d] != hgc_tir_tensor_dim(t, d)))
 			return false;
 	}
-	if (hgc_tp_in_pfor(&sh->sc, l) && !hgc_tp_in_pfor(&sh->sc, sh->sc.defs[t->id].loop))
+	into_pfor = hgc_tp_in_pfor(&sh->sc, l) && !hgc_tp_in_pfor(&sh->sc, sh->sc.defs[t->id].loop);
+	if (into_pfor)
 		size *= sh->threads;
-	if (size >= hgc_tir_tensor_size(t))
+	/* At the same size only after buffer_reuse (max_bytes < 0): before it, the
+	   move would take the temporary out of the shared plan for nothing. */
+	if (size > hgc_tir_tensor_size(t) ||
+	    (size == hgc_tir_tensor_size(t) && !(into_pfor && sh->max_bytes < 0)))
 		return false;
 	if (sh->max_bytes >= 0 &&
 	    size * (t->elem.ptr ? (int64_t)sizeof(void *) : hgc_tir_kind_size(t->elem.kind)) >

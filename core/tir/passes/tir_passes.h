@@ -48,6 +48,8 @@ struct hgc_tir_plan_temp {
 	int buffer;		/* index of the shared buffer it lives in */
 	int start, end;		/* lifetime: statement positions in the entry function */
 	bool inplace;		/* took the buffer of an input still live (elementwise) */
+	bool moved;		/* a shared one that tensor_shrink then moved into a
+				   parallel loop: listed again with the per-thread ones */
 };
 
 /* What buffer_reuse decided (malloc'ed arrays; hgc_tir_plan_release). */
@@ -60,6 +62,11 @@ struct hgc_tir_plan {
 	int64_t bytes_lowered, bytes_final;
 	int threads;
 	int ntemps, nbuffers;
+	/* Temporaries private to a thread (defined in a parallel loop's body),
+	   planned after tensor_shrink; their bytes count once (per thread). */
+	int thread_ntemps, thread_nbuffers;
+	int64_t thread_bytes_noreuse, thread_bytes_reuse;
+	/* The shared temporaries first, then the per-thread ones; buffers alike. */
 	struct hgc_tir_plan_temp *temps;
 	int64_t *buffer_bytes;		/* per buffer */
 	const char **buffer_names;	/* per buffer: the tensor that replaced its members */
@@ -112,5 +119,9 @@ int hgc_tir_pass_index_flatten(struct hgc_tir_module *m, struct hgc_tir_passes *
 /* reuse.c */
 int hgc_tir_pass_buffer_reuse(struct hgc_tir_module *m, struct hgc_tir_passes *p,
 			      struct hgc_diag *d);
+/* The same for the temporaries of parallel loop bodies (one copy per thread): the
+   pipeline runs it after tensor_shrink, under buffer_reuse's switch. */
+int hgc_tir_pass_buffer_reuse_per_thread(struct hgc_tir_module *m, struct hgc_tir_passes *p,
+					 struct hgc_diag *d);
 
 #endif
