@@ -141,6 +141,7 @@ struct walk {
 	bool stop;
 	bool *pin_seen;		/* per pin: its value was in the domain once */
 	long *fails;		/* per constraint: candidates it rejected */
+	int64_t *vals;		/* per step, room for its domain (one allocation per walk) */
 };
 
 /* The value a pin fixes for slot sym, or NULL. */
@@ -221,11 +222,10 @@ static void step(struct walk *w, int s)
 		return;
 	}
 	p = &w->t->params[w->t->steps[s].index];
-	vals = hgc_xmalloc(HGC_TMPL_MAX_DOMAIN * sizeof(*vals));
+	vals = w->vals + (size_t)s * HGC_TMPL_MAX_DOMAIN;
 	n = w->t->domain(&w->e, w->t->steps[s].index, vals, HGC_TMPL_MAX_DOMAIN);
 	for (i = 0; i + p->nsyms <= n && !w->stop; i += p->nsyms)
 		choose_value(w, s, p, vals + i);
-	free(vals);
 }
 
 /* Set up a walk over b's space. */
@@ -241,6 +241,7 @@ static void walk_init(struct walk *w, const struct hgc_tmpl_bind *b,
 	w->e = b->env;
 	w->pin_seen = hgc_xcalloc((size_t)npins + 1, sizeof(bool));
 	w->fails = hgc_xcalloc((size_t)b->t->nconstraints + 1, sizeof(long));
+	w->vals = hgc_xmalloc(((size_t)b->t->nsteps + 1) * HGC_TMPL_MAX_DOMAIN * sizeof(*w->vals));
 }
 
 /* Free a walk's tables. */
@@ -248,6 +249,7 @@ static void walk_release(struct walk *w)
 {
 	free(w->pin_seen);
 	free(w->fails);
+	free(w->vals);
 }
 
 /* Visit every valid candidate. */
