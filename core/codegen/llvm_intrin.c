@@ -169,47 +169,90 @@ static LLVMTypeRef int_like(struct hgc_llvm_gen *g, LLVMTypeRef ty)
 	return g->t.i32;
 }
 
-/* 2^n for integral n (as f32) in [-126, 127]: the exponent field built directly. */
-static LLVMValueRef pow2(struct hgc_llvm_gen *g, LLVMValueRef n)
+/* An i32 constant of integer type ity (splat when ity is a vector). */
+static LLVMValueRef iconst(LLVMTypeRef ity, int v)
 {
-	LLVMTypeRef fty = LLVMTypeOf(n), ity = int_like(g, fty);
-	LLVMValueRef i = LLVMBuildFPToSI(g->b, n, ity, "");
-	LLVMValueRef c127 = LLVMConstInt(g->t.i32, 127, 0);
-	LLVMValueRef c23 = LLVMConstInt(g->t.i32, 23, 0);
+	LLVMValueRef c = LLVMConstInt(LLVMInt32TypeInContext(LLVMGetTypeContext(ity)),
+				      (unsigned long long)(long long)v, 1);
 
-	if (LLVMGetTypeKind(fty) == LLVMVectorTypeKind) {
-		LLVMValueRef a[64], b[64];
-		unsigned k, w = LLVMGetVectorSize(fty);
+	if (LLVMGetTypeKind(ity) == LLVMVectorTypeKind) {
+		LLVMValueRef a[64];
+		unsigned k, w = LLVMGetVectorSize(ity);
 
 		for (k = 0; k < w && k < 64; k++)
-			a[k] = c127, b[k] = c23;
-		c127 = LLVMConstVector(a, w);
-		c23 = LLVMConstVector(b, w);
+			a[k] = c;
+		return LLVMConstVector(a, w);
 	}
-	i = LLVMBuildShl(g->b, LLVMBuildAdd(g->b, i, c127, ""), c23, "");
-	return LLVMBuildBitCast(g->b, i, fty, "");
+	return c;
+}
+
+/*
+ * p * 2^n for integral n (as f32) in [-150, 128] and p in [0.7, 1.42] (e^r):
+ * 2^n = 2^h * 2^(n - h) with h = floor(n / 2), each factor a normal float.
+ * p * 2^h is a normal float too, so it is exact as an integer add to p's
+ * exponent field; only 2^(n - h) needs the multiply, which rounds into the
+ * subnormals or overflows to inf as expf does.  The same value as two
+ * multiplies, with one multiply, the float halving and its floor fewer.
+ */
+static LLVMValueRef scale_pow2(struct hgc_llvm_gen *g, LLVMValueRef p, LLVMValueRef n)
+{
+	LLVMTypeRef fty = LLVMTypeOf(p), ity = int_like(g, fty);
+	LLVMValueRef ni = LLVMBuildFPToSI(g->b, n, ity, "");
+	LLVMValueRef h = LLVMBuildAShr(g->b, ni, iconst(ity, 1), "");
+	LLVMValueRef l = LLVMBuildSub(g->b, ni, h, "");
+	LLVMValueRef bits = LLVMBuildBitCast(g->b, p, ity, "");
+
+	bits = LLVMBuildAdd(g->b, bits, LLVMBuildShl(g->b, h, iconst(ity, 23), ""), "");
+	l = LLVMBuildShl(g->b, LLVMBuildAdd(g->b, l, iconst(ity, 127), ""), iconst(ity, 23), "");
+	return LLVMBuildFMul(g->b, LLVMBuildBitCast(g->b, bits, fty, ""),
+			     LLVMBuildBitCast(g->b, l, fty, ""), "");
+}
+
+/* fma(a, b, c) on f32 values of one type. */
+static LLVMValueRef fma3(struct hgc_llvm_gen *g, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c)
+{
+	LLVMTypeRef ty = LLVMTypeOf(c);
+	LLVMValueRef args[3] = { a, b, c };
+
+	return hgc_llvm_call_intrinsic(g, "llvm.fma", &ty, 1, args, 3);
+}
+
+/*
+ * e^r on |r| <= ln2 / 2 by math_poly.h's degree-6 polynomial, evaluated as
+ * (1 + r) + r^2 ((c2 + c3 r) + r^2 ((c4 + c5 r) + c6 r^2)): four dependent
+ * steps after r^2 instead of Horner's six, so that more of a softmax row's
+ * exps overlap (the loop is bound by these chains and the FMA ports).
+ */
+static LLVMValueRef exp_poly(struct hgc_llvm_gen *g, LLVMValueRef r)
+{
+	LLVMTypeRef ty = LLVMTypeOf(r);
+	const double *c = hgc_exp_poly;
+	LLVMValueRef r2 = LLVMBuildFMul(g->b, r, r, ""), lo, mid, hi;
+
+	lo = fma3(g, fconst(ty, c[5]), r, fconst(ty, c[6]));
+	mid = fma3(g, fconst(ty, c[3]), r, fconst(ty, c[4]));
+	hi = fma3(g, fconst(ty, c[0]), r2, fma3(g, fconst(ty, c[1]), r, fconst(ty, c[2])));
+	return fma3(g, fma3(g, hi, r2, mid), r2, lo);
 }
 
 /*
  * expf as inline IR, so that the loops around it vectorize (a libm call
  * keeps a loop scalar: a softmax over attention scores spent most of its
  * time in expf).  x = n ln2 + r with |r| <= ln2/2 (Cody-Waite: ln2 in a high
- * part exact in n ln2 and a low part), e^r by its Taylor polynomial of
- * degree 7 (truncation below 6e-9 relative, about 2 ulp in all), times 2^n
- * applied as two halves so that n from -150 to 128 stays in range: large x
- * overflows to inf and very negative x underflows to 0 as expf does; x is
- * first clamped to [-104, 89] (beyond, the result is 0 or inf anyway), and a
- * NaN comes back as itself.
+ * part exact in n ln2 and a low part), e^r by a degree-6 polynomial
+ * (exp_poly: relative error below 4e-9; the whole exp is within 1 ulp of
+ * glibc's expf over every float), times 2^n applied as two halves so that n
+ * from -150 to 128 stays in range (scale_pow2): large x overflows to inf and
+ * very negative x underflows to 0 as expf does; x is first clamped to
+ * [-104, 89] (beyond, the result is 0 or inf anyway), and a NaN comes back
+ * as itself.
  */
 static LLVMValueRef exp_inline(struct hgc_llvm_gen *g, LLVMValueRef x)
 {
-	static const double taylor[] = { 1.0 / 5040, 1.0 / 720, 1.0 / 120, 1.0 / 24,
-					 1.0 / 6, 0.5, 1.0, 1.0 };
 	LLVMTypeRef ty = LLVMTypeOf(x);
 	LLVMTypeRef tys[1] = { ty };
-	LLVMValueRef xc, n, r, p, half, isnan;
+	LLVMValueRef xc, n, r, p, isnan;
 	LLVMValueRef a[3];
-	size_t i;
 
 	xc = LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOLT, x, fconst(ty, -104.0), ""),
 			     fconst(ty, -104.0), x, "");
@@ -221,15 +264,7 @@ static LLVMValueRef exp_inline(struct hgc_llvm_gen *g, LLVMValueRef x)
 	r = hgc_llvm_call_intrinsic(g, "llvm.fma", tys, 1, a, 3);
 	a[0] = n, a[1] = fconst(ty, 2.12194440e-4), a[2] = r;
 	r = hgc_llvm_call_intrinsic(g, "llvm.fma", tys, 1, a, 3);
-	p = fconst(ty, taylor[0]);
-	for (i = 1; i < sizeof(taylor) / sizeof(taylor[0]); i++) {
-		a[0] = p, a[1] = r, a[2] = fconst(ty, taylor[i]);
-		p = hgc_llvm_call_intrinsic(g, "llvm.fma", tys, 1, a, 3);
-	}
-	a[0] = LLVMBuildFMul(g->b, n, fconst(ty, 0.5), "");
-	half = hgc_llvm_call_intrinsic(g, "llvm.floor", tys, 1, a, 1);
-	p = LLVMBuildFMul(g->b, p, pow2(g, half), "");
-	p = LLVMBuildFMul(g->b, p, pow2(g, LLVMBuildFSub(g->b, n, half, "")), "");
+	p = scale_pow2(g, exp_poly(g, r), n);
 	isnan = LLVMBuildFCmp(g->b, LLVMRealUNO, x, x, "");
 	return LLVMBuildSelect(g->b, isnan, x, p, "");
 }
