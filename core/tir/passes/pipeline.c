@@ -202,6 +202,10 @@ static void shared_line(FILE *f, const struct hgc_tir_plan *plan)
 			nbuffers++;
 			reuse += plan->buffer_bytes[i];
 		}
+	if (!ntemps) {
+		fprintf(f, "  shared temporaries: none\n");
+		return;
+	}
 	bytes_str(reuse, a, sizeof(a));
 	bytes_str(noreuse, b, sizeof(b));
 	fprintf(f, "  shared temporaries: %d of %s in %d buffer%s of %s\n", ntemps, b, nbuffers,
