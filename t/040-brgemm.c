@@ -69,6 +69,21 @@ static void test_sweep(const char *isa)
 	}
 }
 
+/* Calls whose column blocks run as strips (brgemm_tile.inc), every kind. */
+static void test_strips(const char *isa)
+{
+	char err[400] = "";
+	int k, fails;
+
+	for (k = 0; k < HGC_RT_NKIND; k++) {
+		fails = strip_cases((enum hgc_rt_kind)k, k == 1 ? FORM_STRD : FORM_ARRAY, NULL, err,
+				    sizeof(err));
+		if (!ok(fails == 0, "%s %s: strips of column blocks, with and without a masked last block",
+			isa, kind_name[k]))
+			diag("%d failed; first: %s", fails, err);
+	}
+}
+
 /* u8 255 times s8 -128 and 127 over K = 1024 and bs = 4, twice (beta 0 then 1): exact s32. */
 static void test_int8_extremes(const char *isa)
 {
@@ -566,6 +581,7 @@ int main(int argc, char **argv)
 		}
 		is_int(hgc_rt_set_isa(isa), isa, "%s: set_isa", name);
 		test_sweep(name);
+		test_strips(name);
 		test_short_rows(name);
 		test_int8_extremes(name);
 		test_int8_small_b(name);

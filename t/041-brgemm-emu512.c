@@ -59,6 +59,9 @@ int main(void)
 		fails = sweep((enum hgc_rt_kind)k, direct, 1, kern[k], 0, 1, err, sizeof(err));
 		if (!ok(fails == 0, "emulated avx512 %s: 128 shapes, bs 1-4, beta 0/1", names[k]))
 			diag("%d failed; first: %s", fails, err);
+		fails = strip_cases((enum hgc_rt_kind)k, FORM_DIRECT, kern[k], err, sizeof(err));
+		if (!ok(fails == 0, "emulated avx512 %s: strips of column blocks", names[k]))
+			diag("%d failed; first: %s", fails, err);
 	}
 	return done_testing();
 }

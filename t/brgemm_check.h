@@ -332,4 +332,34 @@ static int sweep(enum hgc_rt_kind kind, const enum form *forms, int nforms,
 	return fails;
 }
 
+/*
+ * Widths that make run_blocks run strips (two or more whole column blocks
+ * of the widest tile in one function), with and without a masked last
+ * block after them, at ymm (8 lanes: 47, 61, 64) and zmm (16 lanes: 200,
+ * 255, 256) widths, and one block or none (16, 31: no strip); rows of one
+ * tile or several, uneven; K odd and 64; bs 1 and 3; beta 0/1; ld padding
+ * on and off; the given form.  Returns the failures, the first in err.
+ */
+static int strip_cases(enum hgc_rt_kind kind, enum form form, hgc_rt_kernel_fn *direct,
+		       char *err, size_t n)
+{
+	static const int64_t ms[] = {1, 5, 7, 13, 31}, ns[] = {16, 31, 47, 61, 64, 200, 255, 256};
+	int mi, ni, r, fails = 0, i = 0;
+
+	for (mi = 0; mi < 5; mi++)
+		for (ni = 0; ni < 8; ni++)
+			for (r = 0; r < 2; r++, i++) {
+				struct bcase c = {kind, ms[mi], ns[ni], r ? 64 : 9, 1 + 2 * (i % 2),
+						  (i / 2) % 2, i % 3 ? 0 : 3, form,
+						  (uint32_t)(500 + i)};
+				char e[200];
+
+				if (run_case(&c, direct, e, sizeof(e)) && !fails++)
+					snprintf(err, n, "M=%lld N=%lld K=%lld bs=%lld beta=%d: %s",
+						 (long long)c.M, (long long)c.N, (long long)c.K,
+						 (long long)c.bs, c.beta, e);
+			}
+	return fails;
+}
+
 #endif
