@@ -8,20 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Dense row-major strides for t's dims. */
-static void dense(struct hgc_tensor *t)
-{
-	int64_t s = 1;
-	int i;
-
-	memset(&t->layout, 0, sizeof(t->layout));
-	t->layout.kind = HGC_LAYOUT_PLAIN;
-	for (i = t->ndims - 1; i >= 0; i--) {
-		t->layout.strides[i] = s;
-		s *= t->dims[i];
-	}
-}
-
 /* A constant the graph carries itself: no producer, not an input, data in the arena. */
 struct hgc_tensor *hgc_graph_add_const(struct hgc_graph *g, enum hgc_dtype dt, int ndims,
 				       const int64_t *dims, const void *data,
@@ -41,7 +27,7 @@ struct hgc_tensor *hgc_graph_add_const(struct hgc_graph *g, enum hgc_dtype dt, i
 	t->prop = HGC_PROP_CONSTANT;
 	if (loc)
 		t->loc = *loc;
-	dense(t);
+	hgc_tensor_set_dense(t);
 	n = hgc_tensor_nbytes(t);
 	copy = hgc_arena_alloc(&g->arena, n);
 	memcpy(copy, data, n);

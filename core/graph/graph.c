@@ -31,7 +31,7 @@ void hgc_graph_free(struct hgc_graph *g)
 }
 
 /* Dense row-major strides for t's dims. */
-static void dense_layout(struct hgc_tensor *t)
+void hgc_tensor_set_dense(struct hgc_tensor *t)
 {
 	int64_t s = 1;
 	int i;
@@ -77,7 +77,7 @@ struct hgc_tensor *hgc_graph_add_input(struct hgc_graph *g, const char *name, en
 		t->dims[i] = dims[i];
 	}
 	t->prop = prop;
-	dense_layout(t);
+	hgc_tensor_set_dense(t);
 	*(struct hgc_tensor **)hgc_vec_push(&g->inputs) = t;
 	return t;
 }
@@ -103,7 +103,7 @@ struct hgc_op *hgc_graph_add_op(struct hgc_graph *g, enum hgc_op_kind kind, int 
 	t = new_tensor(g, out_dt, loc);
 	t->producer = op;
 	t->port = 0;
-	dense_layout(t);
+	hgc_tensor_set_dense(t);
 	op->nout = 1;
 	op->out = hgc_arena_calloc(&g->arena, 1, sizeof(*op->out));
 	op->out[0] = t;
@@ -210,7 +210,7 @@ int hgc_graph_finish_op(struct hgc_graph *g, struct hgc_op *op, struct hgc_diag 
 		return -1;
 	if (t->dtype == HGC_DT_UNDEF)
 		hgc_bug("%s: infer left the output type undefined", hgc_op_table[op->kind].name);
-	dense_layout(t);
+	hgc_tensor_set_dense(t);
 	return 0;
 }
 

@@ -255,6 +255,8 @@ int64_t hgc_tensor_nelems(const struct hgc_tensor *t);
 size_t hgc_tensor_nbytes(const struct hgc_tensor *t);
 /* Whether t is stored plain, dense and row-major (dims of 1 may have any stride). */
 bool hgc_tensor_is_dense(const struct hgc_tensor *t);
+/* Give t the plain, dense, row-major layout of its dims. */
+void hgc_tensor_set_dense(struct hgc_tensor *t);
 enum hgc_op_kind hgc_op_kind_parse(const char *name, size_t len);	/* HGC_OP_COUNT if unknown */
 
 /* attr.c: attribute access with schema defaults (only for names in the schema). */
