@@ -4,21 +4,6 @@
 #include <math.h>
 #include <string.h>
 
-/* Element i of a dense buffer of type dt, exactly (integers are exact in a double). */
-static double load(enum hgc_dtype dt, const void *p, int64_t i)
-{
-	switch (dt) {
-	case HGC_DT_F32: return ((const float *)p)[i];
-	case HGC_DT_BF16: return hgc_bf16_to_f32(((const uint16_t *)p)[i]);
-	case HGC_DT_S32: return ((const int32_t *)p)[i];
-	case HGC_DT_S8: return ((const int8_t *)p)[i];
-	case HGC_DT_U8: return ((const uint8_t *)p)[i];
-	case HGC_DT_BOOL: return ((const uint8_t *)p)[i] != 0;
-	case HGC_DT_UNDEF: case HGC_DT_COUNT: break;
-	}
-	hgc_bug("cannot compare elements of dtype %d", (int)dt);
-}
-
 /* The error of got against want, and whether it is out of tolerance. */
 static double elem_err(double got, double want, double rtol, double atol, bool *bad)
 {
@@ -51,7 +36,7 @@ void hgc_tool_compare(const struct hgc_tensor *t, const void *got, const void *w
 	memset(c, 0, sizeof(*c));
 	c->first_bad = -1;
 	for (int64_t i = 0; i < n; i++) {
-		double g = load(t->dtype, got, i), w = load(t->dtype, want, i);
+		double g = hgc_load_f64(t->dtype, got, i), w = hgc_load_f64(t->dtype, want, i);
 		double err = elem_err(g, w, rtol, atol, &bad);
 
 		if (err > c->max_err)

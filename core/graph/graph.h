@@ -232,6 +232,8 @@ uint16_t hgc_f32_to_bf16(float f);	/* round to nearest even; NaN stays NaN */
 float hgc_bf16_to_f32(uint16_t b);
 /* Element i of a dense buffer of type dt, as f32 (s32 values above 2^24 round). */
 float hgc_load_f32(enum hgc_dtype dt, const void *p, int64_t i);
+/* The same exactly, as a double (every dtype's values fit one). */
+double hgc_load_f64(enum hgc_dtype dt, const void *p, int64_t i);
 /* Store v as dt: ints round half to even and saturate; bf16 rounds to nearest even. */
 void hgc_store_f32(enum hgc_dtype dt, void *p, int64_t i, float v);
 

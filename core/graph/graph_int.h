@@ -35,7 +35,6 @@ HGC_OP_LIST(X)
 
 /* dtype.c: exact element access (every dtype fits a double exactly). */
 bool hgc_dtype_is_float(enum hgc_dtype dt);
-double hgc_load_f64(enum hgc_dtype dt, const void *p, int64_t i);
 /* Store v as dt: f32 rounds once, bf16 via f32, ints round half to even and saturate. */
 void hgc_store_f64(enum hgc_dtype dt, void *p, int64_t i, double v);
 /* A malloc'ed array of the n elements of p as doubles. */

@@ -29,6 +29,16 @@ struct hgc_tir_var *lw_mut(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
 	return lw_let(cx, block, name, value);
 }
 
+/* let name = o * stride + k * dilation - pad_begin. */
+struct hgc_tir_var *lw_tap(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block, const char *name,
+			   struct hgc_tir_var *o, struct hgc_tir_var *k, const struct hgc_win *w)
+{
+	struct hgc_tir_expr *e = lw_bin(cx, HGC_TIR_MUL, lw_v(cx, o), lw_i(cx, w->stride));
+
+	e = lw_bin(cx, HGC_TIR_ADD, e, lw_bin(cx, HGC_TIR_MUL, lw_v(cx, k), lw_i(cx, w->dilation)));
+	return lw_let(cx, block, name, lw_bin(cx, HGC_TIR_SUB, e, lw_i(cx, w->pad_begin)));
+}
+
 /* Names of loop indices by depth. */
 static const char *const index_names[HGC_MAX_DIMS] = { "i", "j", "k", "l", "p", "q", "r", "s" };
 

@@ -75,17 +75,6 @@ static int conv_check(const struct hgc_op *op, struct hgc_lower_view *const *in,
 	return 0;
 }
 
-/* let name = o * stride + k * dilation - pad_begin */
-static struct hgc_tir_var *tap(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *b,
-			       const char *name, struct hgc_tir_var *o, struct hgc_tir_var *k,
-			       const struct hgc_win *w)
-{
-	struct hgc_tir_expr *e = lw_bin(cx, HGC_TIR_MUL, lw_v(cx, o), lw_i(cx, w->stride));
-
-	e = lw_bin(cx, HGC_TIR_ADD, e, lw_bin(cx, HGC_TIR_MUL, lw_v(cx, k), lw_i(cx, w->dilation)));
-	return lw_let(cx, b, name, lw_bin(cx, HGC_TIR_SUB, e, lw_i(cx, w->pad_begin)));
-}
-
 /* 0 <= ih < H && 0 <= iw < W */
 static struct hgc_tir_expr *inside(struct hgc_lower_ctx *cx, const struct conv *c,
 				   struct hgc_tir_var *ih, struct hgc_tir_var *iw)
@@ -126,9 +115,9 @@ static void conv_taps(struct hgc_lower_ctx *cx, const struct conv *c,
 
 	b = hgc_tir_body(hgc_tir_for(cx->m, b, ic, lw_i(cx, 0), lw_i(cx, c->ic), NULL));
 	b = hgc_tir_body(hgc_tir_for(cx->m, b, kh, lw_i(cx, 0), lw_i(cx, c->winh.kernel), NULL));
-	ih = tap(cx, b, "ih", o->var[c->sh], kh, &c->winh);
+	ih = lw_tap(cx, b, "ih", o->var[c->sh], kh, &c->winh);
 	b = hgc_tir_body(hgc_tir_for(cx->m, b, kw, lw_i(cx, 0), lw_i(cx, c->winw.kernel), NULL));
-	iw = tap(cx, b, "iw", o->var[c->sw], kw, &c->winw);
+	iw = lw_tap(cx, b, "iw", o->var[c->sw], kw, &c->winw);
 	b = hgc_tir_body(hgc_tir_if(cx->m, b, inside(cx, c, ih, iw), false));
 	si[c->sn] = lw_v(cx, o->var[c->sn]);
 	si[c->sc] = lw_bin(cx, HGC_TIR_ADD, lw_bin(cx, HGC_TIR_MUL,
@@ -216,10 +205,10 @@ static void row_taps(struct hgc_lower_ctx *cx, const struct conv *c,
 
 	v[0] = o->var[c->sn];
 	b = loop(cx, b, &kh, "kh", c->winh.kernel);
-	v[1] = tap(cx, b, "ih", o->var[c->sh], kh, &c->winh);
+	v[1] = lw_tap(cx, b, "ih", o->var[c->sh], kh, &c->winh);
 	b = within(cx, b, v[1], c->h);
 	b = loop(cx, b, &kw, "kw", c->winw.kernel);
-	v[2] = tap(cx, b, "iw", o->var[c->sw], kw, &c->winw);
+	v[2] = lw_tap(cx, b, "iw", o->var[c->sw], kw, &c->winw);
 	b = within(cx, b, v[2], c->w);
 	v[3] = kh, v[4] = kw;
 	row_tap(cx, c, in, b, v, row);

@@ -122,6 +122,10 @@ struct hgc_tir_var *lw_let(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
 /* value as a variable: reused when it reads an immutable one, else let name = value. */
 struct hgc_tir_var *lw_hold(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
 			    const char *name, struct hgc_tir_expr *value);
+/* let name = o * stride + k * dilation - pad_begin: the input row or column of a
+   window's tap (convolution, pooling). */
+struct hgc_tir_var *lw_tap(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block, const char *name,
+			   struct hgc_tir_var *o, struct hgc_tir_var *k, const struct hgc_win *w);
 /* A mutable variable defined in block (name = value), for accumulators. */
 struct hgc_tir_var *lw_mut(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
 			   const char *name, struct hgc_tir_expr *value);

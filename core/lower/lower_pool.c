@@ -55,17 +55,6 @@ static int pool_check(const struct hgc_op *op, const struct pool *p,
 	return 0;
 }
 
-/* let name = o * stride + k * dilation - pad_begin: the input row or column of a tap. */
-static struct hgc_tir_var *tap(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *b,
-			       const char *name, struct hgc_tir_var *o, struct hgc_tir_var *k,
-			       const struct hgc_win *w)
-{
-	struct hgc_tir_expr *e = lw_bin(cx, HGC_TIR_MUL, lw_v(cx, o), lw_i(cx, w->stride));
-
-	e = lw_bin(cx, HGC_TIR_ADD, e, lw_bin(cx, HGC_TIR_MUL, lw_v(cx, k), lw_i(cx, w->dilation)));
-	return lw_let(cx, b, name, lw_bin(cx, HGC_TIR_SUB, e, lw_i(cx, w->pad_begin)));
-}
-
 /* lo <= v && v < hi on an index variable. */
 static struct hgc_tir_expr *within(struct hgc_lower_ctx *cx, struct hgc_tir_var *v, int64_t lo,
 				   int64_t hi)
@@ -170,8 +159,8 @@ int hgc_lower_pool(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct hgc
 	a.cnt = p.is_max ? NULL : lw_mut(cx, o.body, "cnt", lw_i(cx, 0));
 	b = hgc_tir_body(hgc_tir_for(cx->m, o.body, kh, lw_i(cx, 0), lw_i(cx, p.wh.kernel), NULL));
 	b = hgc_tir_body(hgc_tir_for(cx->m, b, kw, lw_i(cx, 0), lw_i(cx, p.ww.kernel), NULL));
-	pool_tap(cx, b, &p, in[0], &o, &a, tap(cx, b, "ih", o.var[p.ph], kh, &p.wh),
-		 tap(cx, b, "iw", o.var[p.pw], kw, &p.ww));
+	pool_tap(cx, b, &p, in[0], &o, &a, lw_tap(cx, b, "ih", o.var[p.ph], kh, &p.wh),
+		 lw_tap(cx, b, "iw", o.var[p.pw], kw, &p.ww));
 	lw_index(cx, &o, idx);
 	lw_store(cx, out, o.body, idx, pool_value(cx, o.body, &p, &a, out->dtype), a.kind);
 	return 0;
