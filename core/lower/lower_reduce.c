@@ -9,8 +9,9 @@
  * On f32, when the last dim is reduced and its extent is a multiple of LANES
  * (at least 2 * LANES), the fold is reassociated explicitly: LANES partial
  * accumulators, lane v taking the elements at v mod LANES, then combined in
- * lane order.  The chains are independent, so the loop runs at the adds'
- * throughput instead of their latency and vectorizes; both backends follow
+ * lane order (a max or min takes MINMAX_LANES when the extent allows).  The
+ * chains are independent, so the loop runs at the adds' throughput instead
+ * of their latency and vectorizes; both backends follow
  * the TIR's order and agree bit for bit, and the result stays within the
  * specs' tolerances of the interpreter's in-order double sum.
  */
@@ -21,6 +22,7 @@
 
 #define PROD_CAP ((int64_t)1 << 31)
 #define LANES 8			/* partial accumulators of a split f32 reduction */
+#define MINMAX_LANES 16		/* the same for max and min, when the extent allows */
 
 /* What one reduction kind needs. */
 struct red {
@@ -163,45 +165,59 @@ static void out_index(struct hgc_lower_ctx *cx, const struct red *r, const struc
 			idx[k++] = r->mask[i] ? lw_i(cx, 0) : lw_v(cx, outer->var[i]);
 }
 
-/* Whether the reduction over src splits into LANES partial accumulators. */
-static bool red_splits(const struct red *r, const struct hgc_lower_view *src)
+/*
+ * How many partial accumulators the reduction over src splits into: LANES,
+ * or MINMAX_LANES for a max or min whose extent is a multiple of it (at
+ * least twice).  The lanes of a NaN-aware max (compare, unordered compare,
+ * or, blend) are folded in lane order after the loop; with 8 of them LLVM's
+ * SLP vectorizer builds the loop as two <4 x float> halves, with 16 as two
+ * <8 x float> ones, half the ops per element (a sum's 8 lanes become one
+ * <8 x float> already).  A max or min is the same value in any order (up
+ * to the sign of a zero and which NaN).
+ * 0: no split.
+ */
+static int red_lanes_of(const struct red *r, const struct hgc_lower_view *src)
 {
 	int64_t last = src->dims[src->ndims - 1];
+	bool minmax = r->op->kind == HGC_OP_REDUCE_MAX || r->op->kind == HGC_OP_REDUCE_MIN;
 
-	return r->kind == LW_F32 && src->ndims > 0 && r->mask[src->ndims - 1] &&
-	       last % LANES == 0 && last >= 2 * LANES;
+	if (r->kind != LW_F32 || src->ndims == 0 || !r->mask[src->ndims - 1])
+		return 0;
+	if (minmax && last % MINMAX_LANES == 0 && last >= 2 * MINMAX_LANES)
+		return MINMAX_LANES;
+	return last % LANES == 0 && last >= 2 * LANES ? LANES : 0;
 }
 
-/* The split fold: LANES accumulators over the reduced dims, the last dim in
-   steps of LANES, lane v reading element step * LANES + v; then the lanes
+/* The split fold: L accumulators over the reduced dims, the last dim in
+   steps of L, lane v reading element step * L + v; then the lanes
    folded in order into the returned accumulator (in outer->body). */
 static struct hgc_tir_var *red_lanes(struct hgc_lower_ctx *cx, const struct red *r,
 				     const struct hgc_lower_view *src,
 				     const struct lw_nest *outer, const int64_t *rdims,
-				     enum hgc_dtype dt)
+				     enum hgc_dtype dt, int L)
 {
-	struct hgc_tir_var *lane[LANES], *x, *acc;
+	struct hgc_tir_var *lane[MINMAX_LANES], *x, *acc;
 	struct hgc_tir_expr *idx[HGC_MAX_DIMS];
 	int64_t dims[HGC_MAX_DIMS];
 	struct lw_nest inner;
 	int n = src->ndims, v;
 
 	memcpy(dims, rdims, sizeof(dims[0]) * (size_t)n);
-	dims[n - 1] /= LANES;
-	for (v = 0; v < LANES; v++)
+	dims[n - 1] /= L;
+	for (v = 0; v < L; v++)
 		lane[v] = lw_mut(cx, outer->body, "acc", red_init(cx, r, dt));
 	lw_loops(cx, outer->body, n, dims, 0, 0, &inner);
-	for (v = 0; v < LANES; v++) {
+	for (v = 0; v < L; v++) {
 		red_index(cx, r, outer, &inner, idx);
 		idx[n - 1] = lw_bin(cx, HGC_TIR_ADD,
-				    lw_bin(cx, HGC_TIR_MUL, idx[n - 1], lw_i(cx, LANES)),
+				    lw_bin(cx, HGC_TIR_MUL, idx[n - 1], lw_i(cx, L)),
 				    lw_i(cx, v));
 		x = lw_let(cx, inner.body, "x", lw_load(cx, src, idx, r->kind));
 		hgc_tir_assign(cx->m, inner.body, lane[v],
 			       red_fold(cx, inner.body, r, lane[v], x));
 	}
 	acc = lane[0];
-	for (v = 1; v < LANES; v++)
+	for (v = 1; v < L; v++)
 		hgc_tir_assign(cx->m, outer->body, acc,
 			       red_fold(cx, outer->body, r, acc, lane[v]));
 	return acc;
@@ -218,7 +234,7 @@ int hgc_lower_reduce(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct h
 	struct hgc_tir_expr *idx[HGC_MAX_DIMS];
 	struct hgc_tir_var *acc, *x;
 	struct lw_nest outer, inner;
-	int i, n0;
+	int i, n0, lanes;
 
 	if (red_check(op, &r, src, out, d))
 		return -1;
@@ -229,8 +245,8 @@ int hgc_lower_reduce(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct h
 	}
 	n0 = block->u.block.n;
 	lw_loops(cx, block, src->ndims, odims, src->ndims, lw_prod(src->ndims, src->dims), &outer);
-	if (red_splits(&r, src)) {
-		acc = red_lanes(cx, &r, src, &outer, rdims, out->dtype);
+	if ((lanes = red_lanes_of(&r, src))) {
+		acc = red_lanes(cx, &r, src, &outer, rdims, out->dtype, lanes);
 		if (outer.body == block)
 			lw_fold_row(cx, block, n0);
 	} else {
