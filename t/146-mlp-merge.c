@@ -8,7 +8,8 @@
  * and the packing of a layer's A (matmul_packa, K a multiple of 1024) joins
  * the merged loop, a thread packing its own rows.  Checked: the log (the
  * comparison of the estimates; a chain whose weights do not stay in L2 is
- * not split; one whose own splits read A the other thread wrote is), the TIR (one parallel loop in the entry, the packing in it),
+ * not split; one whose own splits read A the other thread wrote is; row
+ * chunks when an intermediate leaves L2), the TIR (one parallel loop in the entry, the packing in it),
  * a config that pins MPN (no chain planned), one thread (nothing merged),
  * the elementwise members of a short-row block (GELU on 64 x 16 blocks of
  * a 3072-column result) as one loop per row, the bias as the members'
@@ -80,10 +81,11 @@ static const char src[] =
 	"  h = MatMul(x, w, b); y = GELU(h); output y, h;\n"
 	"  expect { rtol = 1e-4; atol = 1e-5; } }\n";
 
-/* Checked by its plan only (too large to run at every pass setting): DLRM's
-   bottom MLP at batch 512, whose layers each split by columns on their own
-   (NPN = 2), so that every thread would read all of h0 and h1, half of them
-   written by the other thread. */
+/* DLRM's bottom MLP at batch 512, whose layers each split by columns on
+   their own (NPN = 2), so that every thread would read all of h0 and h1,
+   half of them written by the other thread; and whose h0 (1 MiB) leaves
+   L2 between the layers: the chain runs in row chunks.  Run at fewer
+   settings than the small specs (87M multiply-adds for the interpreter). */
 static const char src_plan[] =
 	"spec bottom512 {\n"
 	"  input x : f32[512, 13] = uniform(lo = -1, hi = 1, seed = 1);\n"
@@ -96,6 +98,14 @@ static const char src_plan[] =
 	"  h0 = MatMul(x, w0, b0); r0 = ReLU(h0);\n"
 	"  h1 = MatMul(r0, w1, b1); r1 = ReLU(h1);\n"
 	"  h2 = MatMul(r1, w2, b2); y = ReLU(h2); output y;\n"
+	"  expect { rtol = 1e-4; atol = 1e-5; } }\n"
+	"spec bottom128 {\n"
+	"  input x : f32[128, 13] = uniform(lo = -1, hi = 1, seed = 1);\n"
+	"  const w0 : f32[13, 512] = normal(mean = 0, std = 0.3, seed = 2);\n"
+	"  const w1 : f32[512, 256] = normal(mean = 0, std = 0.06, seed = 4);\n"
+	"  const w2 : f32[256, 128] = normal(mean = 0, std = 0.09, seed = 6);\n"
+	"  h0 = MatMul(x, w0); r0 = ReLU(h0); h1 = MatMul(r0, w1); r1 = ReLU(h1);\n"
+	"  y = MatMul(r1, w2); output y;\n"
 	"  expect { rtol = 1e-4; atol = 1e-5; } }\n";
 
 /* Lower sp (threads, one rule or none): the TIR after the passes as text
@@ -165,9 +175,16 @@ static void test_split(const struct hgc_spec *sp)
 
 /* The layers' own splits read A written by the other thread: that counts
    against them (h1 reads all of h0's 1 MiB, half of it foreign, h2 all of
-   h1's 512 KiB: 768 KiB at 12 bytes per ns), and the chain is split. */
+   h1's 512 KiB: 768 KiB at 12 bytes per ns), and the chain is split.  A
+   thread's 256 rows of h0 (512 KiB) would leave L2: two row chunks per
+   thread (MPN = 4), and at one thread two chunks too (MPN = 2); each
+   chunk's h0 and h1 live inside the merged loop. */
 static void test_foreign(void)
 {
+	static const struct hgc_tmpl_rule off[] = {
+		{ "pass", "parallel_merge", "off", { NULL, 0, 0 } },
+		{ "pass", "tensor_shrink", "off", { NULL, 0, 0 } },
+	};
 	struct hgc_program p;
 	struct hgc_diag d;
 	char *plan, *s;
@@ -180,9 +197,30 @@ static void test_foreign(void)
 	ok(has(plan, "coarse-grained: MatMuls h0 h1 h2 split by rows jointly") &&
 	   has(plan, "each with its own split (65.5 us of A written by another thread)"),
 	   "bottom512: the own splits' foreign reads of h0 and h1 count, the chain is split");
+	ok(has(plan, "coarse-grained: MatMuls h0 h1 h2 in 2 row chunks per thread (MPN = 4, "
+		     "NPN = 1)"), "bottom512, 2 threads: two row chunks per thread");
 	is_int(dc_count(s, "parallel for"), 1, "bottom512: one parallel loop");
+	ok(has(s, "parallel for (mpi in [0, 4), npi in [0, 1)) merge 1"),
+	   "bottom512: over the 4 chunks");
 	free(s);
 	free(plan);
+	s = lower(HGC_PROGRAM_SPEC(&p, 0), 1, NULL, &plan);
+	ok(has(plan, "in 2 row chunks per thread (MPN = 2, NPN = 1)") &&
+	   !strstr(plan, "by rows jointly"), "bottom512, 1 thread: two row chunks, no split compared");
+	is_int(dc_count(s, "parallel for"), 1, "bottom512, 1 thread: one loop over the chunks");
+	ok(has(plan, "buffer plan: peak scratch 768.0 KiB with reuse, 3.00 MiB without"),
+	   "bottom512, 1 thread: a chunk of h0 and h1 at a time");
+	free(s);
+	free(plan);
+	s = lower(HGC_PROGRAM_SPEC(&p, 1), 1, NULL, &plan);
+	ok(!strstr(plan, "row chunks"), "bottom128: h0 (256 KiB) stays in L2, no chunks");
+	free(s);
+	free(plan);
+	run(HGC_PROGRAM_SPEC(&p, 0), HGC_DRIVER_JIT, 2, NULL);
+	run(HGC_PROGRAM_SPEC(&p, 0), HGC_DRIVER_JIT, 1, NULL);
+	run(HGC_PROGRAM_SPEC(&p, 0), HGC_DRIVER_C, 2, NULL);
+	for (int k = 0; k < 2; k++)
+		run(HGC_PROGRAM_SPEC(&p, 0), HGC_DRIVER_JIT, 2, &off[k]);
 	hgc_diag_release(&d);
 	hgc_program_release(&p);
 }

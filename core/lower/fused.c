@@ -45,11 +45,13 @@ void hgc_fused_log(struct hgc_tmpl_opts *o, const char *text)
 /* Bind and choose template t for op: 1, 0 (does not apply), -1 (a pin fails).
    With rows set (a fused row reduction), NPN is pinned to 1 unless the
    config pins it, so that each thread's post-op slices hold whole rows; the
-   caller retries without when that leaves no candidate.  With split set (a
-   layer of a chain split by rows jointly), MPN = threads and NPN = 1: a
-   template without them does not apply. */
+   caller retries without when that leaves no candidate.  With split > 0 (a
+   layer of a chain split by rows jointly into split parts: the threads, or
+   a multiple of them when the chain is chunked), MPN = split and NPN = 1,
+   the template bound for split threads (its grid): a template without
+   them does not apply. */
 static int choose(struct hgc_tmpl_opts *o, const struct hgc_tmpl *t, const struct hgc_op *op,
-		  bool rows, bool split, int64_t mb, struct hgc_tmpl_bind *bind,
+		  bool rows, int split, int64_t mb, struct hgc_tmpl_bind *bind,
 		  struct hgc_tmpl_env *env, struct hgc_diag *d)
 {
 	struct hgc_tmpl_pin pins[36];
@@ -58,6 +60,8 @@ static int choose(struct hgc_tmpl_opts *o, const struct hgc_tmpl *t, const struc
 	int mpn = t ? hgc_tmpl_sym(t, "MPN") : -1;
 	struct hgc_diag tmp;
 
+	if (split)
+		threads = split;
 	if (!t || t->op != op->kind || (split && (mpn < 0 || npn < 0)) ||
 	    hgc_tmpl_bind(t, op, threads, bind) < 0)
 		return 0;
@@ -199,7 +203,7 @@ static int choose_in_place_b(struct hgc_tmpl_opts *o, const struct hgc_fused_op 
    choose), attention's scores first through choose_in_place_b: 1, 0
    (none), -1 (a pin fails). */
 static int choose_fused(struct hgc_tmpl_opts *o, const struct hgc_fused_op *fo,
-			const struct hgc_op *op, bool split, struct hgc_tmpl_bind *bind,
+			const struct hgc_op *op, int split, struct hgc_tmpl_bind *bind,
 			struct hgc_tmpl_env *env, struct hgc_diag *d)
 {
 	struct hgc_tmpl_rank rank[HGC_TMPL_RANK_MAX];
@@ -786,10 +790,10 @@ static struct biased *bias_member(struct hgc_lower_ctx *cx, const struct hgc_fus
 }
 
 /* Lower fused op fo (its anchor as op: with pre-ops folded in): the
-   template's nest with the members at an anchor; split: a layer of a chain
-   split by rows jointly (MPN = threads, NPN = 1). */
+   template's nest with the members at an anchor; split > 0: a layer of a
+   chain split by rows jointly into that many parts (MPN = split, NPN = 1). */
 static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct hgc_fused_op *fo,
-		       const struct hgc_op *op, bool split, struct hgc_tir_stmt *block,
+		       const struct hgc_op *op, int split, struct hgc_tir_stmt *block,
 		       struct hgc_lower_view *const *in, struct hgc_lower_view *out,
 		       struct hgc_diag *d)
 {
@@ -1097,10 +1101,11 @@ static const struct hgc_op *chain_next(const struct hgc_lower_ctx *cx, const str
 }
 
 /* The estimate (ns) of op through the template its lowering would take
-   (choose_fused's order; split: by rows, MPN = threads and NPN = 1), and its
-   MPN and NPN (1 without one) into grid[0] and grid[1]; -1 when none takes
-   it or the config pins MPN or NPN. */
-static double layer_cost(struct hgc_tmpl_opts *o, const struct hgc_op *op, bool split,
+   (choose_fused's order; split > 0: by rows into split parts, MPN = split and
+   NPN = 1, the template bound for split threads), and its MPN and NPN (1
+   without one) into grid[0] and grid[1]; -1 when none takes it or the
+   config pins MPN or NPN. */
+static double layer_cost(struct hgc_tmpl_opts *o, const struct hgc_op *op, int split,
 			 int64_t grid[2])
 {
 	struct hgc_tmpl_rank rank[HGC_TMPL_RANK_MAX];
@@ -1118,7 +1123,7 @@ static double layer_cost(struct hgc_tmpl_opts *o, const struct hgc_op *op, bool 
 		int mpn = hgc_tmpl_sym(t, "MPN"), npn = hgc_tmpl_sym(t, "NPN");
 
 		if (t->op != op->kind || (split && (mpn < 0 || npn < 0)) ||
-		    hgc_tmpl_bind(t, op, threads, &bind) < 0)
+		    hgc_tmpl_bind(t, op, split ? split : threads, &bind) < 0)
 			continue;
 		np = hgc_tmpl_pins_of(o, t, pins, 32);
 		for (j = 0; j < np; j++)
@@ -1126,7 +1131,7 @@ static double layer_cost(struct hgc_tmpl_opts *o, const struct hgc_op *op, bool 
 				goto out;
 		if (split) {
 			pins[np++] = (struct hgc_tmpl_pin){ .sym = npn, .value = 1 };
-			pins[np++] = (struct hgc_tmpl_pin){ .sym = mpn, .value = threads };
+			pins[np++] = (struct hgc_tmpl_pin){ .sym = mpn, .value = split };
 		}
 		if (hgc_heur_search(&bind, pins, np, r, &tmp) == 0) {
 			cost = r->top[0].est.total_ns;
@@ -1162,6 +1167,76 @@ static double foreign_a_bytes(const struct hgc_op *op, const int64_t prev[2],
 	return a / (double)(grid[0] > 0 ? grid[0] : 1) * (1 - 1.0 / threads);
 }
 
+/* The bytes of a per-thread slice that leave L2 between the layer that
+   writes it and the next one, which reads it: all of it when it is more
+   than half the L2 (the weights and packed blocks take the rest). */
+static int64_t spilled(int64_t bytes, int64_t l2)
+{
+	return bytes > l2 / 2 ? bytes : 0;
+}
+
+#define CHUNKS_MAX 8		/* row chunks per thread at most */
+#define CHUNK_ROWS_MIN 64	/* rows a chunk keeps at least (brgemm row blocks) */
+
+/*
+ * Chunk the chain of st (split by rows, or one thread): each thread runs
+ * its rows as c chunks, every layer on a chunk before the next chunk
+ * starts (MPN = threads * c: the merged parallel loop's iterations, static
+ * schedule, go to the threads in contiguous runs), so that an intermediate
+ * whose per-thread slice leaves L2 (written out by one layer and read back
+ * by the next) stays in it, and tensor_shrink with the per-thread reuse
+ * keeps one chunk of each intermediate per thread instead of whole tensors.
+ * The price: every extra chunk reads all of the chain's B again.  In bytes,
+ * c is taken where 2 * (the spilled bytes saved) - (c - 1) * B is largest
+ * and positive, with the rows a multiple of threads * c and at least
+ * CHUNK_ROWS_MIN per chunk, and every layer's template valid for it.
+ * DLRM's bottom MLP at batch 512 (h0 of 1 MiB, h1 of 512 KiB, 680 KB of
+ * B): 2 chunks per thread at 1 and 2 threads; the FFN (h of 1.5 MiB a chunk
+ * at 128 rows) and DLRM's top MLP (8.8 MB of B) are not chunked.
+ */
+static void plan_chunks(struct hgc_lower_ctx *cx, struct fstate *st, int threads,
+			int64_t weights, const struct hgc_heur_machine *mc)
+{
+	int64_t m = st->chain[0]->out[0]->dims[0], gain, best_gain = 0, grid[2];
+	int best = 1, c, k;
+	char line[512];
+	size_t at;
+
+	for (c = 2; c <= CHUNKS_MAX; c *= 2) {
+		if (m % (threads * c) || m / (threads * c) < CHUNK_ROWS_MIN)
+			break;
+		for (gain = 0, k = 1; k < st->nchain; k++) {
+			int64_t a = (int64_t)hgc_tensor_nbytes(st->chain[k]->in[0]) / threads;
+
+			gain += 2 * (spilled(a, mc->l2) - spilled(a / c, mc->l2));
+		}
+		gain -= (c - 1) * weights;
+		if (gain <= best_gain)
+			continue;
+		for (k = 0; k < st->nchain; k++)
+			if (layer_cost(st->o, st->chain[k], threads * c, grid) < 0)
+				break;
+		if (k == st->nchain) {
+			best = c;
+			best_gain = gain;
+		}
+	}
+	if (best == 1)
+		return;
+	st->chain_split = true;
+	st->chain_parts = threads * best;
+	at = (size_t)snprintf(line, sizeof(line), "coarse-grained: MatMuls");
+	for (k = 0; k < st->nchain && at < sizeof(line); k++)
+		at += (size_t)snprintf(line + at, sizeof(line) - at, " %s",
+				       hgc_fused_name(cx, &(struct hgc_fused_op){
+					       .anchor = st->chain[k] }));
+	if (at < sizeof(line))
+		snprintf(line + at, sizeof(line) - at, " in %d row chunks per thread (MPN = %d, "
+			 "NPN = 1): %.1f KiB fewer bytes through L3 (intermediates kept in L2, "
+			 "B read again)", best, st->chain_parts, (double)best_gain / 1024);
+	hgc_fused_log(st->o, line);
+}
+
 /*
  * Plan a chain of MatMuls from op (chain_next) split by rows jointly: each
  * layer with MPN = threads and NPN = 1, so that a thread's rows of one
@@ -1173,8 +1248,9 @@ static double foreign_a_bytes(const struct hgc_op *op, const int64_t prev[2],
  * read 1 / NPN of it: when the chain's B operands together do not stay in
  * the threads' L2 caches from one run to the next, those extra bytes come
  * from L3 on every run and count too (DLRM's top MLP: 8.8 MB of weights).
- * The log says what was compared.  With one thread, or a chain of one
- * layer, nothing is planned.
+ * The log says what was compared.  With one thread the layers are not
+ * split, but the chain may still be chunked (plan_chunks); a chain of one
+ * layer is not planned.
  */
 static void plan_chain(struct hgc_lower_ctx *cx, struct fstate *st, const struct hgc_op *op)
 {
@@ -1188,14 +1264,15 @@ static void plan_chain(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 	FILE *log;
 
 	st->nchain = st->chain_at = 0;
-	if (threads < 2 || st->o->off)
+	st->chain_parts = threads;
+	if (st->o->off)
 		return;
 	st->chain[0] = op;
 	while (n < HGC_FUSE_CHAIN_MAX && (nx = chain_next(cx, st, st->chain[n - 1])))
 		st->chain[n++] = nx;
 	for (k = 0; k < n; k++) {
-		c[0] = layer_cost(st->o, st->chain[k], false, grid[0]);
-		c[1] = layer_cost(st->o, st->chain[k], true, grid[1]);
+		c[0] = layer_cost(st->o, st->chain[k], 0, grid[0]);
+		c[1] = layer_cost(st->o, st->chain[k], threads, grid[1]);
 		if (c[0] < 0 || c[1] < 0)
 			break;
 		own += c[0];
@@ -1215,6 +1292,12 @@ static void plan_chain(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 		extra = 0;
 	rows += extra / mc.l3_bw - (n - 1) * mc.fork_ns;
 	own += foreign / mc.l3_bw;
+	st->nchain = n;
+	st->chain_split = false;
+	if (threads < 2) {
+		plan_chunks(cx, st, threads, bytes, &mc);
+		return;
+	}
 	if (!(log = open_memstream(&text, &len)))
 		hgc_bug("open_memstream: out of memory");
 	fprintf(log, "coarse-grained: MatMuls");
@@ -1228,8 +1311,9 @@ static void plan_chain(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 	fclose(log);
 	hgc_fused_log(st->o, text);
 	free(text);
-	st->nchain = n;
 	st->chain_split = rows <= own;
+	if (st->chain_split)
+		plan_chunks(cx, st, threads, bytes, &mc);
 }
 
 /* Whether MatMul op is lowered as a layer of a chain split by rows (planned
@@ -1255,12 +1339,12 @@ static int hook(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct hgc_ti
 	const struct hgc_lower_opts *saved = cx->opts;
 	const struct hgc_fused_op *fo = st->f ? hgc_fusion_of(st->f, op) : NULL;
 	int rc, from = block->u.block.n;
-	bool split = in_chain(cx, st, op);
+	int split = in_chain(cx, st, op) ? st->chain_parts : 0;
 
 	if (split && !fo) {	/* a layer without post-ops: a fused op without members */
 		struct hgc_fused_op alone = { .anchor = op, .domain = op->out[0] };
 
-		return lower_fused(cx, st, &alone, op, true, block, in, out, d);
+		return lower_fused(cx, st, &alone, op, split, block, in, out, d);
 	}
 	if (fo)
 		return lower_fused(cx, st, fo, op, split, block, in, out, d);

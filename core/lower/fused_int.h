@@ -29,6 +29,7 @@ struct fstate {
 	const struct hgc_op *chain[HGC_FUSE_CHAIN_MAX];
 	int nchain, chain_at;
 	bool chain_split;		/* the estimates chose the split (else: planned, not split) */
+	int chain_parts;		/* a split chain's MPN: the threads times its row chunks */
 };
 
 /* A box of the result: start and extent per canonical dim. */
