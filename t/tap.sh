@@ -31,17 +31,6 @@ ok() {
 	fi
 }
 
-# todo STATUS DESC REASON: a check of a known, documented gap, marked "# TODO
-# REASON": prove lists it (and says when it starts passing) but never fails on it.
-todo() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n - $2 # TODO $3"
-	else
-		echo "not ok $n - $2 # TODO $3"
-	fi
-}
-
 # hgc ARGS...: run $HGC, keeping stdout, stderr and the status.
 hgc() {
 	"$HGC" "$@" >"$T/out" 2>"$T/err"
