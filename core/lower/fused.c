@@ -159,12 +159,6 @@ static bool config_chooses(const struct hgc_tmpl_opts *o)
 	return false;
 }
 
-/* Whether t is packed once by init when a template packs it (weights). */
-static bool packed_once(const struct hgc_tensor *t)
-{
-	return !t->producer && (t->prop == HGC_PROP_CONSTANT || t->data);
-}
-
 /*
  * Attention's scores (a batched MatMul with a row reduction among its
  * members, B a variable tensor dense as [BT, K, N]: K^T given as [B, H, D,
@@ -186,7 +180,7 @@ static int choose_in_place_b(struct hgc_tmpl_opts *o, const struct hgc_fused_op 
 	int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
 	char line[256];
 
-	if (!fo->reduces || !t || t->op != op->kind || op->nin < 2 || packed_once(op->in[1]) ||
+	if (!fo->reduces || !t || t->op != op->kind || op->nin < 2 || hgc_heur_tensor_const(op->in[1]) ||
 	    hgc_tmpl_used(o, op) || config_chooses(o) || hgc_tmpl_bind(t, op, threads, bind) < 0 ||
 	    !b_dense(bind) || choose(o, t, op, true, false, 0, bind, env, d) <= 0)
 		return 0;
