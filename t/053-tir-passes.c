@@ -31,6 +31,13 @@ static struct hgc_tir_func *entry(struct hgc_tir_module *m, struct hgc_tir_tenso
 	return f;
 }
 
+/* A local f32 temporary of rows x cols (not yet defined anywhere). */
+static struct hgc_tir_tensor *f32_local(struct hgc_tir_module *m, const char *name, int64_t rows,
+					int64_t cols)
+{
+	return hgc_tir_tensor_newc(m, name, TY(F32), HGC_TIR_LOCAL, 2, (int64_t[]){ rows, cols });
+}
+
 /* parallel for (i in [0, end)) merge group: for (j in [0, M)) dst[i, j] = op(src[si, j]). */
 static void pfor_map(struct hgc_tir_module *m, struct hgc_tir_stmt *b, int group, int64_t end,
 		     struct hgc_tir_tensor *dst, struct hgc_tir_tensor *src, bool flip,
@@ -53,8 +60,8 @@ static struct hgc_tir_module *chain(int g1, int g2, int g3, bool flip, int64_t e
 	struct hgc_tir_tensor *x, *y, *t, *u;
 	struct hgc_tir_func *f = entry(m, &x, &y);
 
-	t = hgc_tir_tensor_newc(m, "T", TY(F32), HGC_TIR_LOCAL, 2, (int64_t[]){ N, M });
-	u = hgc_tir_tensor_newc(m, "U", TY(F32), HGC_TIR_LOCAL, 2, (int64_t[]){ N, M });
+	t = f32_local(m, "T", N, M);
+	u = f32_local(m, "U", N, M);
 	hgc_tir_def_tensor(m, f->body, t);
 	pfor_map(m, f->body, g1, N, t, x, false, HGC_TIR_MUL, 2);
 	hgc_tir_def_tensor(m, f->body, u);
@@ -72,8 +79,8 @@ static struct hgc_tir_module *chain_blocks(void)
 	struct hgc_tir_func *f = entry(m, &x, &y);
 	struct hgc_tir_stmt *b;
 
-	t = hgc_tir_tensor_newc(m, "T", TY(F32), HGC_TIR_LOCAL, 2, (int64_t[]){ N, M });
-	u = hgc_tir_tensor_newc(m, "U", TY(F32), HGC_TIR_LOCAL, 2, (int64_t[]){ N, M });
+	t = f32_local(m, "T", N, M);
+	u = f32_local(m, "U", N, M);
 	hgc_tir_def_tensor(m, f->body, t);
 	hgc_tir_def_tensor(m, f->body, u);
 	b = hgc_tir_block(m, f->body);
@@ -305,8 +312,8 @@ static struct hgc_tir_module *two_rows(int64_t cols)
 	struct hgc_tir_tensor *x, *y, *t, *u;
 	struct hgc_tir_func *f = entry(m, &x, &y);
 
-	t = hgc_tir_tensor_newc(m, "T", TY(F32), HGC_TIR_LOCAL, 2, (int64_t[]){ N, cols });
-	u = hgc_tir_tensor_newc(m, "U", TY(F32), HGC_TIR_LOCAL, 2, (int64_t[]){ N, cols });
+	t = f32_local(m, "T", N, cols);
+	u = f32_local(m, "U", N, cols);
 	hgc_tir_def_tensor(m, f->body, t);
 	square_rows(m, f->body, x, y, t, cols, 0);
 	hgc_tir_def_tensor(m, f->body, u);
@@ -471,8 +478,7 @@ static struct hgc_tir_module *halves(void)
 	struct hgc_tir_stmt *pf;
 
 	for (int k = 0; k < 3; k++) {
-		t[k] = hgc_tir_tensor_newc(m, k == 0 ? "T" : k == 1 ? "U" : "W", TY(F32),
-					   HGC_TIR_LOCAL, 2, (int64_t[]){ N, M });
+		t[k] = f32_local(m, k == 0 ? "T" : k == 1 ? "U" : "W", N, M);
 		hgc_tir_def_tensor(m, f->body, t[k]);
 	}
 	pf = hgc_tir_pfor(m, f->body, 1, &p, &beg, &end, NULL);

@@ -173,6 +173,18 @@ static void test_split(const struct hgc_spec *sp)
 	free(plan);
 }
 
+/* Load the specs of text (named file in messages) into p; a parse error is a diagnostic. */
+static void load(struct hgc_program *p, const char *file, const char *text)
+{
+	struct hgc_diag d;
+
+	hgc_diag_init(&d);
+	hgc_program_init(p);
+	if (hgc_program_load_string(p, file, text, &d) < 0)
+		diag("%s", hgc_diag_text(&d));
+	hgc_diag_release(&d);
+}
+
 /* The layers' own splits read A written by the other thread: that counts
    against them (h1 reads all of h0's 1 MiB, half of it foreign, h2 all of
    h1's 512 KiB: 768 KiB at 12 bytes per ns), and the chain is split.  A
@@ -186,13 +198,9 @@ static void test_foreign(void)
 		{ "pass", "tensor_shrink", "off", { NULL, 0, 0 } },
 	};
 	struct hgc_program p;
-	struct hgc_diag d;
 	char *plan, *s;
 
-	hgc_diag_init(&d);
-	hgc_program_init(&p);
-	if (hgc_program_load_string(&p, "plan.hgc", src_plan, &d) < 0)
-		diag("%s", hgc_diag_text(&d));
+	load(&p, "plan.hgc", src_plan);
 	s = lower(HGC_PROGRAM_SPEC(&p, 0), 2, NULL, &plan);
 	ok(has(plan, "coarse-grained: MatMuls h0 h1 h2 split by rows jointly") &&
 	   has(plan, "each with its own split (65.5 us of A written by another thread)"),
@@ -221,7 +229,6 @@ static void test_foreign(void)
 	run(HGC_PROGRAM_SPEC(&p, 0), HGC_DRIVER_C, 2, NULL);
 	for (int k = 0; k < 2; k++)
 		run(HGC_PROGRAM_SPEC(&p, 0), HGC_DRIVER_JIT, 2, &off[k]);
-	hgc_diag_release(&d);
 	hgc_program_release(&p);
 }
 
@@ -284,13 +291,9 @@ int main(void)
 		{ "pass", "tensor_shrink", "off", { NULL, 0, 0 } },
 	};
 	struct hgc_program p;
-	struct hgc_diag d;
 	char *plan, *s;
 
-	hgc_diag_init(&d);
-	hgc_program_init(&p);
-	if (hgc_program_load_string(&p, "mlp.hgc", src, &d) < 0)
-		diag("%s", hgc_diag_text(&d));
+	load(&p, "mlp.hgc", src);
 	is_int((int)p.specs.len, 7, "the specs load");
 	test_split(HGC_PROGRAM_SPEC(&p, 0));
 	test_packa(HGC_PROGRAM_SPEC(&p, 1));
@@ -318,7 +321,6 @@ int main(void)
 			run(sp, HGC_DRIVER_JIT, 2, &off[k]);
 	}
 	hgc_driver_cache_clear();
-	hgc_diag_release(&d);
 	hgc_program_release(&p);
 	done_testing();
 }
