@@ -8,6 +8,7 @@
 #include "heuristics.h"
 
 #include <math.h>
+#include <string.h>
 
 #define V(n) hgc_heur_val(cx, e, HGC_HEUR_N_##n, 0)
 #define HAS(n) (cx->slot[HGC_HEUR_N_##n] >= 0)
@@ -245,6 +246,11 @@ static void nxc(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 	o->working_set = (V(OHB) * OW * IC + V(OCGB) * OCB * IC * KH * KW) * cx->esize[0];
 	o->mem_ns = nxc_bytes(cx, e, T) / 16.0;
 	o->pack_ns = hgc_heur_pack_layouts(cx, e, T);
+	/* conv_1x1_copy copies the picked pixels of an item's rows into T once
+	   per (image, row group, channel group) */
+	if (!strcmp(cx->b->t->name, "conv_1x1_copy"))
+		o->pack_ns += (double)cdiv(N * V(OHBLK) * V(OCGN), T) *
+			      (double)(V(OHB) * OW * IC) * cx->mc->pack_ns;
 	hgc_heur_finish(cx, o, useful, thread, T, (double)(per * chunks) * fmax(call, stream), 2);
 }
 

@@ -23,7 +23,7 @@ ok() {
 
 . "$top/t/conv_spec.inc"
 
-echo "1..37"
+echo "1..39"
 
 conv r3b 1 128 28 128 3 1 1 "" > "$tmp/r3b.hgc"
 owb=$(chosen "$tmp/r3b.hgc" OWB)
@@ -267,6 +267,19 @@ for be in jit c; do
 	"$HGC" run --backend=$be "$tmp/nb1x1s.hgc" "$tmp/nb1odd.hgc" > "$tmp/nb1.$be" 2>&1
 	ok $? "conv_1x1_nb matches the interpreter on $be"
 done
+
+# strided 1x1 convs where conv_1x1_nb does not apply (res3a_branch1 at
+# batch 4: OW 28 x 4 images > 64): conv_1x1_copy, the picked pixels of
+# OHB rows copied into T, calls of more than one output row from it
+conv cp3a 4 256 56 512 1 2 0 "" > "$tmp/cp3a.hgc"
+"$HGC" explain "$tmp/cp3a.hgc" > "$tmp/cp3a.exp" 2>&1
+ohb=$(chosen "$tmp/cp3a.hgc" OHB)
+grep -q 'template conv_1x1_copy' "$tmp/cp3a.exp" && test "${ohb:-0}" -ge 2
+ok $? "res3a_branch1 at batch 4: conv_1x1_copy, calls of several rows (OHB=$ohb)"
+conv cp1 1 24 9 40 1 2 0 "pin conv_1x1_copy.OHB = 5;" > "$tmp/cp1.hgc"
+"$HGC" compile --dump=tir "$tmp/cp1.hgc" > "$tmp/cp1.tir" 2>&1
+grep -q 'brgemm(.*, bs, 25, 40, 24, 24, ' "$tmp/cp1.tir" && grep -q 'tensor T: f32\[600\]' "$tmp/cp1.tir"
+ok $? "conv_1x1_copy: one image, 25-row calls from T (5 x 5 pixels x 24 channels)"
 
 # res2a_branch2b at batch 4: blocks of 64 output channels, so that the
 # packed 58x58x64 input (841 KiB, beyond L2) is read once per image, not
