@@ -117,6 +117,10 @@ double hgc_heur_peak(const struct hgc_heur_ctx *cx);
    summed over bs batch elements (k in total), in A's element type. */
 double hgc_heur_call_ns(const struct hgc_heur_ctx *cx, int64_t rows, int64_t cols, int64_t k,
 			int64_t bs);
+/* The same for a call of the batched templates, whose B stays in L2: the
+   AVX2 kernel's even row split, no L1 term (model.c). */
+double hgc_heur_batch_call_ns(const struct hgc_heur_ctx *cx, int64_t rows, int64_t cols,
+			      int64_t k, int64_t bs);
 /* Per-run packing of operand i at elements of its layout, over threads. */
 double hgc_heur_pack_ns(const struct hgc_heur_ctx *cx, int operand, int64_t elems, int64_t threads);
 /* Extra ns a thread spends re-reading bytes from L3 (reads of a block of size

@@ -122,6 +122,19 @@ static bool strided_b(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *
 	return !l.declared;
 }
 
+/* One call of a batched template: f32 calls whose batch element's B (K x N)
+   fits half the L2 through hgc_heur_batch_call_ns (B stays in L2 for all
+   the element's row blocks), others as any call. */
+static double batch_call_ns(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e)
+{
+	int64_t K = V(K), N = V(N), MB = V(MB), NB = V(NB), KB = V(KB), kblk = V(KBLK);
+
+	if (cx->b->dtype[0] == HGC_DT_F32 &&
+	    (double)(K * N) * cx->esize[1] <= (double)cx->mc->l2 / 2)
+		return hgc_heur_batch_call_ns(cx, MB, NB, kblk * KB, kblk);
+	return hgc_heur_call_ns(cx, MB, NB, kblk * KB, kblk);
+}
+
 /* matmul_batch: BT x MBLK rows of blocks over the threads. */
 static void batch(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 		  struct hgc_heur_est *o)
@@ -138,7 +151,7 @@ static void batch(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 	o->pack_ns = hgc_heur_pack_layouts(cx, e, T);
 	hgc_heur_finish(cx, o, 2.0 * (double)(BT * M * N) * (double)K,
 	       2.0 * (double)(per * MB * nblk * NB) * (double)K, T,
-	       calls * hgc_heur_call_ns(cx, MB, NB, kblk * KB, kblk), 2);
+	       calls * batch_call_ns(cx, e), 2);
 }
 
 /*

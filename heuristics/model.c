@@ -239,13 +239,60 @@ static double l1_factor(const struct hgc_heur_ctx *cx, int64_t rows, int64_t col
 	return 1 + fmin(1, (bytes - half) / half);
 }
 
-/* One brgemm call: column blocks of the widest tile, the rest in a narrower
-   one; every block's rows through rows_cycles; the call's fixed cost. */
+/* The L1 term of a batched call (hgc_heur_batch_call_ns): B up to the
+   whole L1 is free, beyond it the call slows down, up to twice at twice
+   the L1. */
+static double batch_l1_factor(const struct hgc_heur_ctx *cx, int64_t cols, int64_t k)
+{
+	double l1 = (double)cx->mc->l1;
+	double bytes = (double)k * (double)cols * cx->esize[1];
+
+	if (bytes <= l1)
+		return 1;
+	return 1 + fmin(1, (bytes - l1) / l1);
+}
+
+/* Cycles of the row tiles of a column block as the AVX2 kernel splits its
+   rows: ceil(rows / mr) tiles, as even as they can be (128 rows with 6-row
+   tiles run as 18 of 6 and 4 of 5; docs/runtime.md, "Tiles"). */
+static double even_rows_cycles(const struct hgc_heur_machine *mc, double ipk, int64_t rows,
+			       int64_t mr, int64_t v, int64_t steps)
+{
+	int64_t tiles = (rows + mr - 1) / mr, lo = rows / tiles, big = rows % tiles;
+
+	return (double)big * tile_cycles(mc, ipk, lo + 1, v, steps) +
+	       (double)(tiles - big) * tile_cycles(mc, ipk, lo, v, steps);
+}
+
+/* The cycles of a call's tiles: column blocks of the widest tile, the rest
+   in a narrower one, every block's rows through rows_cycles (even_rows_cycles
+   when even and the vectors are ymm). */
+static double blocks_cycles(const struct hgc_heur_machine *mc, double ipk, int64_t rows,
+			    int64_t vecs, int64_t steps, bool even)
+{
+	int64_t nr = mc->vlen == 16 ? 4 : 2, v;
+	double cyc = 0;
+
+	for (v = nr; v >= 1; v--) {
+		int64_t blocks = v == nr ? vecs / nr : (v == vecs % nr ? 1 : 0);
+
+		if (!blocks)
+			continue;
+		if (even && mc->vlen == 8)
+			cyc += (double)blocks * even_rows_cycles(mc, ipk, rows, tile_rows(mc, v), v, steps);
+		else
+			cyc += (double)blocks * rows_cycles(mc, ipk, rows, tile_rows(mc, v), v, steps);
+	}
+	return cyc;
+}
+
+/* One brgemm call: blocks_cycles, slowed by the L1 term, and the call's
+   fixed cost. */
 double hgc_heur_call_ns(const struct hgc_heur_ctx *cx, int64_t rows, int64_t cols, int64_t k,
 			int64_t bs)
 {
 	const struct hgc_heur_machine *mc = cx->mc;
-	int64_t vecs = (cols + mc->vlen - 1) / mc->vlen, nr = mc->vlen == 16 ? 4 : 2, steps;
+	int64_t vecs = (cols + mc->vlen - 1) / mc->vlen, steps;
 	double ipk, cyc;
 	int kstep;
 
@@ -253,10 +300,40 @@ double hgc_heur_call_ns(const struct hgc_heur_ctx *cx, int64_t rows, int64_t col
 	steps = (k + kstep - 1) / kstep;
 	if (rows < 1 || cols < 1)
 		return mc->call_cycles / mc->ghz;
-	cyc = (double)(vecs / nr) * rows_cycles(mc, ipk, rows, tile_rows(mc, nr), nr, steps);
-	if (vecs % nr)
-		cyc += rows_cycles(mc, ipk, rows, tile_rows(mc, vecs % nr), vecs % nr, steps);
-	cyc *= l1_factor(cx, rows, cols, k, tile_rows(mc, nr));
+	cyc = blocks_cycles(mc, ipk, rows, vecs, steps, false);
+	cyc *= l1_factor(cx, rows, cols, k, tile_rows(mc, mc->vlen == 16 ? 4 : 2));
+	cyc += mc->call_cycles + 4.0 * (double)bs;
+	return cyc / mc->ghz;
+}
+
+/*
+ * One call of the batched templates, whose B of a batch element (K x N,
+ * packed or in place) is read by all of that element's row blocks and
+ * stays in L2: its rows split as the AVX2 kernel splits them, and B of up
+ * to the whole L1 costs nothing extra (batch_l1_factor).  A 6x2 tile takes
+ * 64 bytes of B per 6 cycles of FMAs, which L2 delivers.  Measured on
+ * bert's 12 x 128x128x64 (one thread, thread CPU-time minima alternated
+ * in one process with oneDNN, load 5): MB=128 NB=64 KB=128 (B of 32 KiB a
+ * call, which the 2-D model's L1 term rates 2x) 0.286 ms against 0.298
+ * ms for MB=64 NB=32 KB=128.  Beyond the L1 the term stays: bert_large's
+ * 12 x 384x384x64 in calls of 96 KiB of B (NB=64 KB=128 BS=3) ran within
+ * the noise of NB=16 at one thread and slower at two (5 of 6 runs).
+ */
+double hgc_heur_batch_call_ns(const struct hgc_heur_ctx *cx, int64_t rows, int64_t cols,
+			      int64_t k, int64_t bs)
+{
+	const struct hgc_heur_machine *mc = cx->mc;
+	int64_t vecs = (cols + mc->vlen - 1) / mc->vlen, steps;
+	double ipk, cyc;
+	int kstep;
+
+	kind_rate(cx, &ipk, &kstep);
+	steps = (k + kstep - 1) / kstep;
+	if (rows < 1 || cols < 1)
+		return mc->call_cycles / mc->ghz;
+	cyc = blocks_cycles(mc, ipk, rows, vecs, steps, true);
+	if (rows > tile_rows(mc, mc->vlen == 16 ? 4 : 2))
+		cyc *= batch_l1_factor(cx, cols, k);
 	cyc += mc->call_cycles + 4.0 * (double)bs;
 	return cyc / mc->ghz;
 }

@@ -358,6 +358,49 @@ static void test_strided_b(void)
 	free(r);
 }
 
+/*
+ * The batched templates' calls (heuristics/model.c, hgc_heur_batch_call_ns):
+ * B of a batch element stays in L2, so a call's B up to the whole L1 costs
+ * nothing extra, and rows split as the AVX2 kernel splits them (128 rows:
+ * 18 tiles of 6 and 4 of 5, no 2-row tile).  bert's batched shapes take
+ * whole strips of 64 columns and all 128 rows in one call; bert_large's
+ * 384x384x64 keeps blocks of 16 columns (B of 96 KiB a call otherwise).
+ */
+static void test_batch_calls(void)
+{
+	struct hgc_heur_result *r = calloc(1, sizeof(*r));
+	struct hgc_graph *g = dc_matmul(256, 256, 256, false);
+	struct hgc_heur_machine mc;
+	struct hgc_heur_ctx cx;
+	struct hgc_tmpl_bind b;
+	bool found;
+
+	hgc_heur_machine_host(&mc, 8);
+	if (ok(bind_mm(g, "matmul_core", 1, &b), "bind 256^3 for the batched call model")) {
+		hgc_heur_ctx_init(&cx, &b, &mc);
+		ok(hgc_heur_batch_call_ns(&cx, 128, 64, 128, 1) <
+			   hgc_heur_call_ns(&cx, 128, 64, 128, 1) * 0.6,
+		   "a batched call's 32 KiB of B: no L1 term (%.2f against %.2f us)",
+		   hgc_heur_batch_call_ns(&cx, 128, 64, 128, 1) / 1e3,
+		   hgc_heur_call_ns(&cx, 128, 64, 128, 1) / 1e3);
+		ok(hgc_heur_batch_call_ns(&cx, 128, 64, 128, 1) <=
+			   2 * hgc_heur_batch_call_ns(&cx, 64, 64, 128, 1),
+		   "128 rows split evenly cost no more than twice 64");
+	}
+	hgc_graph_free(g);
+	found = best_batched("matmul_batch_plain", 12, 128, 128, 64, true, r);
+	ok(found && pv(&r->top[0].env, "MB") == 128 && pv(&r->top[0].env, "NB") == 64 &&
+		   pv(&r->top[0].env, "KB") == 128,
+	   "12 x 128x128x64: MB=128 NB=64 KB=128, one call a batch element (MB=%d NB=%d KB=%d)",
+	   found ? (int)pv(&r->top[0].env, "MB") : -1, found ? (int)pv(&r->top[0].env, "NB") : -1,
+	   found ? (int)pv(&r->top[0].env, "KB") : -1);
+	found = best_batched("matmul_batch_plain", 12, 384, 384, 64, true, r);
+	ok(found && pv(&r->top[0].env, "NB") == 16 && pv(&r->top[0].env, "KB") == 128,
+	   "12 x 384x384x64: B beyond the L1 still costs, NB=16 KB=128 (NB=%d KB=%d)",
+	   found ? (int)pv(&r->top[0].env, "NB") : -1, found ? (int)pv(&r->top[0].env, "KB") : -1);
+	free(r);
+}
+
 /* The kB of cpu0's cache at index idx in sysfs ("512K"), or -1. */
 static long sysfs_kb(int idx)
 {
@@ -431,6 +474,7 @@ int main(void)
 	test_explain();
 	test_plain();
 	test_strided_b();
+	test_batch_calls();
 	test_int8_c_block();
 	test_odd();
 	return done_testing();
