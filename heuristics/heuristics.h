@@ -151,7 +151,8 @@ bool hgc_heur_conv(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
  * Search b's parameter space (pins fixed) with the host machine's model:
  * the HGC_HEUR_TOP cheapest candidates into r, best first (the first in
  * enumeration order among equal costs).  0, or -1 with d set (at the pin
- * when one is to blame) when no candidate is valid.
+ * when one is to blame) when no candidate is valid; d NULL: -1 alone, which
+ * spares the full walk that finds the reason.
  */
 int hgc_heur_search(const struct hgc_tmpl_bind *b, const struct hgc_tmpl_pin *pins, int npins,
 		    struct hgc_heur_result *r, struct hgc_diag *d);

@@ -57,6 +57,8 @@ int hgc_heur_search_on(const struct hgc_tmpl_bind *b, const struct hgc_tmpl_pin 
 	r->nvalid = hgc_tmpl_enumerate(b, pins, npins, visit, &s);
 	if (r->n)
 		return 0;
+	if (!d)
+		return -1;	/* the caller only asks whether the template applies */
 	/* the simple choice knows how to say why nothing is valid */
 	if (hgc_tmpl_choose_padding(b, pins, npins, &env, d) < 0)
 		return -1;

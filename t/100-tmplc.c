@@ -129,6 +129,25 @@ static void test_program(const char *tmplc)
 	ok(c && strstr(c, "const struct hgc_tmpl hgc_tmpl_dup = {") && strstr(c, "t_dup_build"),
 	   "the generated C defines hgc_tmpl_dup and its build function");
 	free(c);
+	write_file(a, "template fwd for MatMul(A:[M, K], B:[K, N]) -> C:[M, N] {\n"
+		   "  param MB : one_of(8, 16), divides(M), MB <= NB;\n"
+		   "  param NB : one_of(16, 32);\n"
+		   "  brgemm(A[:, :], B[:, :], C[:, :], first = true);\n}\n");
+	snprintf(cmd, sizeof(cmd), "%s -o %s %s", tmplc, out, a);
+	is_int(run(cmd, &err), 0, "hgc-tmplc compiles a constraint naming a later parameter");
+	free(err);
+	c = hgc_read_file(out, NULL, &d);
+	{
+		const char *f = c ? strstr(c, "t_fwd_check_step(struct") : NULL;
+		const char *c0 = f ? strstr(f, "case 0:") : NULL, *c1 = f ? strstr(f, "case 1:") : NULL;
+		const char *r0 = f ? strstr(f, "return 0;") : NULL, *r1 = f ? strstr(f, "return 1;") : NULL;
+
+		if (!ok(c0 && c1 && r0 && r1 && c0 < r0 && r0 < c1 && c1 < r1,
+			"check_step tests divides(M) once MB is bound, MB <= NB once NB is"))
+			diag("%s", f ? f : "(no check_step)");
+	}
+	free(c);
+	write_file(a, ok_tmpl);
 	snprintf(cmd, sizeof(cmd), "%s --registry -o %s %s %s", tmplc, out, a, b);
 	is_int(run(cmd, &err), 1, "a template defined in two files is an error");
 	if (!ok(strstr(err, "b.tmpl:1:1: error: redefinition of template 'dup'") &&

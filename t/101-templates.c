@@ -402,6 +402,96 @@ static void test_space(void)
 	hgc_graph_free(g);
 }
 
+/* The valid candidates of a walk in order: their count and a hash of every slot. */
+struct visits {
+	long n;
+	uint64_t hash;
+};
+
+/* Fold one candidate into the visits. */
+static int record(const struct hgc_tmpl_env *e, void *ctx)
+{
+	struct visits *v = ctx;
+	int i;
+
+	v->n++;
+	for (i = 0; i < e->t->nsyms; i++)
+		v->hash = (v->hash ^ (uint64_t)e->v[i]) * 1099511628211u;
+	return 0;
+}
+
+/* Every template of op's kind, bound at 1 to 4 threads, without and with
+   its first parameter pinned to its first valid value: the pruned walk
+   visits exactly the candidates of the full walk, in the same order.
+   Counts the bindings that had candidates into *nonempty. */
+static void same_walks(const struct hgc_op *op, const char *what, int *nonempty)
+{
+	const struct hgc_tmpl *t;
+	struct hgc_tmpl_bind b;
+	struct hgc_tmpl_env first;
+	struct hgc_tmpl_pin pin;
+	struct visits p, f;
+	int i, th, bad = 0, runs = 0;
+
+	for (i = 0; (t = hgc_tmpl_registry[i]); i++) {
+		for (th = 1; t->op == op->kind && th <= 4; th++) {
+			if (hgc_tmpl_bind(t, op, th, &b) < 0)
+				continue;
+			p = f = (struct visits){0, 14695981039346656037u};
+			hgc_tmpl_enumerate(&b, NULL, 0, record, &p);
+			hgc_tmpl_enumerate_full(&b, NULL, 0, record, &f);
+			bad += p.n != f.n || p.hash != f.hash;
+			runs++;
+			if (!f.n || !t->nparams || hgc_tmpl_choose_padding(&b, NULL, 0, &first, NULL))
+				continue;
+			++*nonempty;
+			pin = (struct hgc_tmpl_pin){ .sym = t->params[0].sym[0],
+						     .value = first.v[t->params[0].sym[0]] };
+			p = f = (struct visits){0, 14695981039346656037u};
+			hgc_tmpl_enumerate(&b, &pin, 1, record, &p);
+			hgc_tmpl_enumerate_full(&b, &pin, 1, record, &f);
+			bad += p.n != f.n || p.hash != f.hash || !f.n;
+		}
+	}
+	ok(!bad, "%s: the pruned walk visits what the full walk does (%d bindings)", what, runs);
+}
+
+/* The pruning walk against the full one over matmul and conv shapes. */
+static void test_pruning(void)
+{
+	static const int64_t mm[][3] = {
+		{128, 256, 64}, {13, 479, 97}, {1, 512, 256}, {384, 64, 384}, {2048, 2048, 2048},
+		{128, 256, 1}, {40, 64, 40},
+	};
+	struct hgc_graph *g = hgc_graph_new();
+	struct hgc_op *op;
+	int i, nonempty = 0;
+	char what[64];
+
+	for (i = 0; i < (int)NCASES(mm); i++) {
+		op = lc_op(g, HGC_OP_MATMUL, UNDEF, 2,
+			   lc_input(g, "a", F32, 2, (int64_t[]){mm[i][0], mm[i][1]}),
+			   lc_input(g, "b", F32, 2, (int64_t[]){mm[i][1], mm[i][2]}));
+		snprintf(what, sizeof(what), "MatMul %lldx%lldx%lld", (long long)mm[i][0],
+			 (long long)mm[i][1], (long long)mm[i][2]);
+		same_walks(op, what, &nonempty);
+	}
+	op = lc_op(g, HGC_OP_MATMUL, UNDEF, 2, lc_input(g, "a", F32, 3, (int64_t[]){12, 128, 64}),
+		   lc_input(g, "b", F32, 3, (int64_t[]){12, 64, 128}));
+	same_walks(op, "batched MatMul 12 x 128x64x128", &nonempty);
+	for (i = 0; i < (int)NCASES(conv_cases); i++) {
+		struct hgc_graph *cg = hgc_graph_new();
+
+		add_conv(cg, &conv_cases[i]);
+		op = HGC_VEC_AT(&cg->ops, struct hgc_op *, cg->ops.len - 1);
+		snprintf(what, sizeof(what), "Convolution %s", conv_cases[i].name);
+		same_walks(op, what, &nonempty);
+		hgc_graph_free(cg);
+	}
+	ok(nonempty > 20, "%d bindings had candidates, also walked with a pin", nonempty);
+	hgc_graph_free(g);
+}
+
 /* Print the module of g lowered with templates; compare with t/tir/NAME.golden. */
 static void golden(struct hgc_graph *g, const char *name, const struct hgc_tmpl_rule *rules,
 		   int nrules)
@@ -574,6 +664,7 @@ int main(void)
 	test_rules();
 	test_rule_errors();
 	test_space();
+	test_pruning();
 	test_goldens();
 	test_const_b();
 	return done_testing();

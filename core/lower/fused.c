@@ -1106,12 +1106,10 @@ static double layer_cost(struct hgc_tmpl_opts *o, const struct hgc_op *op, int s
 	struct hgc_tmpl_pin pins[36];
 	struct hgc_tmpl_bind bind;
 	struct hgc_heur_result *r = hgc_xcalloc(1, sizeof(*r));
-	struct hgc_diag tmp;
 	int threads = o->threads > 0 ? o->threads : omp_get_max_threads(), n, np, i, j;
 	double cost = -1;
 
 	n = hgc_tmpl_rank(o, op, threads, rank, HGC_TMPL_RANK_MAX);
-	hgc_diag_init(&tmp);
 	for (i = 0; i < n && cost < 0; i++) {
 		const struct hgc_tmpl *t = rank[i].t;
 		int mpn = hgc_tmpl_sym(t, "MPN"), npn = hgc_tmpl_sym(t, "NPN");
@@ -1127,7 +1125,7 @@ static double layer_cost(struct hgc_tmpl_opts *o, const struct hgc_op *op, int s
 			pins[np++] = (struct hgc_tmpl_pin){ .sym = npn, .value = 1 };
 			pins[np++] = (struct hgc_tmpl_pin){ .sym = mpn, .value = split };
 		}
-		if (hgc_heur_search(&bind, pins, np, r, &tmp) == 0) {
+		if (hgc_heur_search(&bind, pins, np, r, NULL) == 0) {
 			cost = r->top[0].est.total_ns;
 			grid[0] = mpn >= 0 ? r->top[0].env.v[mpn] : 1;
 			grid[1] = npn >= 0 ? r->top[0].env.v[npn] : 1;
@@ -1136,7 +1134,6 @@ static double layer_cost(struct hgc_tmpl_opts *o, const struct hgc_op *op, int s
 			break;	/* a config pin fails: the lowering reports it */
 	}
 out:
-	hgc_diag_release(&tmp);
 	free(r);
 	return cost;
 }
@@ -1264,6 +1261,8 @@ static void plan_chain(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 	st->chain[0] = op;
 	while (n < HGC_FUSE_CHAIN_MAX && (nx = chain_next(cx, st, st->chain[n - 1])))
 		st->chain[n++] = nx;
+	if (n < 2)
+		return;		/* before the estimates: a search of every template, twice */
 	for (k = 0; k < n; k++) {
 		c[0] = layer_cost(st->o, st->chain[k], 0, grid[0]);
 		c[1] = layer_cost(st->o, st->chain[k], threads, grid[1]);

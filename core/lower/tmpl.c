@@ -139,6 +139,7 @@ struct walk {
 	struct hgc_tmpl_env e;
 	long valid, leaves;
 	bool stop;
+	bool prune;		/* check each constraint once its names are bound */
 	bool *pin_seen;		/* per pin: its value was in the domain once */
 	long *fails;		/* per constraint: candidates it rejected */
 	int64_t *vals;		/* per step, room for its domain (one allocation per walk) */
@@ -156,6 +157,22 @@ static const struct hgc_tmpl_pin *pinned(const struct walk *w, int sym)
 }
 
 static void step(struct walk *w, int s);
+
+/*
+ * Whether the walk goes on below step s: when pruning, the constraints
+ * checkable now must hold (and nothing so far divided by zero).  A pruned
+ * subtree counts as one visit against HGC_TMPL_MAX_CANDIDATES.
+ */
+static bool viable(struct walk *w, int s)
+{
+	if (!w->prune)
+		return true;
+	if (!w->e.bad && w->t->check_step(&w->e, s) < 0 && !w->e.bad)
+		return true;
+	if (++w->leaves > HGC_TMPL_MAX_CANDIDATES)
+		w->stop = true;
+	return false;
+}
 
 /* One value (tuple) of a parameter declaration, then the rest of the walk. */
 static void choose_value(struct walk *w, int s, const struct hgc_tmpl_param *p,
@@ -176,7 +193,8 @@ static void choose_value(struct walk *w, int s, const struct hgc_tmpl_param *p,
 			w->pin_seen[pin - w->pins] = true;
 		w->e.v[p->sym[j]] = vals[j];
 	}
-	step(w, s + 1);
+	if (viable(w, s))
+		step(w, s + 1);
 	w->e.bad = bad;
 }
 
@@ -191,7 +209,7 @@ static void leaf(struct walk *w)
 	}
 	if (w->e.bad)
 		return;
-	r = w->t->check(&w->e);
+	r = w->prune ? -1 : w->t->check(&w->e);	/* pruning checked them all on the way */
 	if (w->e.bad)
 		return;
 	if (r >= 0) {
@@ -217,8 +235,12 @@ static void step(struct walk *w, int s)
 		return;
 	}
 	if (!w->t->steps[s].param) {
+		bool bad = w->e.bad;
+
 		w->t->let(&w->e, w->t->steps[s].index);
-		step(w, s + 1);
+		if (viable(w, s))
+			step(w, s + 1);
+		w->e.bad = bad;
 		return;
 	}
 	p = &w->t->params[w->t->steps[s].index];
@@ -252,18 +274,35 @@ static void walk_release(struct walk *w)
 	free(w->vals);
 }
 
-/* Visit every valid candidate. */
-long hgc_tmpl_enumerate(const struct hgc_tmpl_bind *b, const struct hgc_tmpl_pin *pins,
-			int npins, hgc_tmpl_visit_fn *fn, void *ctx)
+/* Visit every valid candidate, in enumeration order, pruning or not. */
+static long enumerate(const struct hgc_tmpl_bind *b, const struct hgc_tmpl_pin *pins, int npins,
+		      hgc_tmpl_visit_fn *fn, void *ctx, bool prune)
 {
 	struct walk w;
 	long n;
 
 	walk_init(&w, b, pins, npins, fn, ctx);
-	step(&w, 0);
+	w.prune = prune;
+	if (viable(&w, -1))
+		step(&w, 0);
 	n = w.valid;
 	walk_release(&w);
 	return n;
+}
+
+/* Visit every valid candidate.  The walk prunes (the counts per constraint
+   that explain an empty space come from hgc_tmpl_choose_padding's full walk). */
+long hgc_tmpl_enumerate(const struct hgc_tmpl_bind *b, const struct hgc_tmpl_pin *pins,
+			int npins, hgc_tmpl_visit_fn *fn, void *ctx)
+{
+	return enumerate(b, pins, npins, fn, ctx, true);
+}
+
+/* The reference: no pruning. */
+long hgc_tmpl_enumerate_full(const struct hgc_tmpl_bind *b, const struct hgc_tmpl_pin *pins,
+			     int npins, hgc_tmpl_visit_fn *fn, void *ctx)
+{
+	return enumerate(b, pins, npins, fn, ctx, false);
 }
 
 /* Elements of padding: physical sizes of the layouts beyond the logical ones. */
@@ -437,7 +476,6 @@ static void estimate(const struct hgc_tmpl_opts *o, const struct hgc_tmpl *t,
 	struct hgc_heur_result *res;
 	struct hgc_tmpl_pin pins[32];
 	struct hgc_tmpl_bind *b;
-	struct hgc_diag tmp;
 	int np;
 
 	r->t = t;
@@ -445,14 +483,12 @@ static void estimate(const struct hgc_tmpl_opts *o, const struct hgc_tmpl *t,
 	r->applies = false;
 	b = hgc_xcalloc(1, sizeof(*b));
 	res = hgc_xcalloc(1, sizeof(*res));
-	hgc_diag_init(&tmp);
 	if (hgc_tmpl_bind(t, op, threads, b) == 0) {
 		np = hgc_tmpl_pins_of(o, t, pins, 32);
-		r->applies = hgc_heur_search(b, pins, np, res, &tmp) == 0;
+		r->applies = hgc_heur_search(b, pins, np, res, NULL) == 0;
 		if (r->applies && res->top[0].est.modelled)
 			r->cost_ns = res->top[0].est.total_ns;
 	}
-	hgc_diag_release(&tmp);
 	free(res);
 	free(b);
 }

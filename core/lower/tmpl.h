@@ -205,6 +205,9 @@ struct hgc_tmpl {
 	void (*let)(struct hgc_tmpl_env *e, int sym);
 	/* The first constraint that fails, or -1. */
 	int (*check)(struct hgc_tmpl_env *e);
+	/* The first that fails of the constraints whose names are all bound
+	   after step s (s = -1: before the first step), or -1. */
+	int (*check_step)(struct hgc_tmpl_env *e, int s);
 	/* The layout of an operand. */
 	void (*layout)(struct hgc_tmpl_env *e, int operand, struct hgc_tmpl_layout *l);
 	/* A cost formula of an anchor. */
@@ -498,6 +501,10 @@ int hgc_tmpl_sym(const struct hgc_tmpl *t, const char *name);
  */
 long hgc_tmpl_enumerate(const struct hgc_tmpl_bind *b, const struct hgc_tmpl_pin *pins,
 			int npins, hgc_tmpl_visit_fn *fn, void *ctx);
+/* The same visits without pruning: each candidate's constraints checked at
+   its leaf (the reference the tests hold the pruned walk to). */
+long hgc_tmpl_enumerate_full(const struct hgc_tmpl_bind *b, const struct hgc_tmpl_pin *pins,
+			     int npins, hgc_tmpl_visit_fn *fn, void *ctx);
 /* Elements of padding an environment's layouts add over the logical operands. */
 int64_t hgc_tmpl_padding(const struct hgc_tmpl_bind *b, struct hgc_tmpl_env *e);
 /*

@@ -266,6 +266,106 @@ static void check_fn(struct em *em)
 	em_line(em, "}");
 }
 
+/* The step that binds slot (a parameter's or a let's), or -1 (a shape, an
+   attribute or a built-in: bound before the first step). */
+static int step_of_slot(struct em *em, int slot)
+{
+	const struct hgc_tmpl_step *st;
+	const struct hgc_tparam *p;
+	size_t i;
+	int j;
+
+	for (i = 0; i < em->s->steps.len; i++) {
+		st = &HGC_VEC_AT(&em->s->steps, struct hgc_tmpl_step, i);
+		if (!st->param) {
+			if (st->index == slot)
+				return (int)i;
+			continue;
+		}
+		p = HGC_TSEM_PARAM(em->s, st->index);
+		for (j = 0; j < p->nsyms; j++)
+			if (p->syms[j]->slot == slot)
+				return (int)i;
+	}
+	return -1;
+}
+
+/* The later of ready and the step binding slot. */
+static int ready_in_slot(struct em *em, int slot, int ready)
+{
+	int st = step_of_slot(em, slot);
+
+	return st > ready ? st : ready;
+}
+
+/* The last step binding a name x uses (the latest of ready and those). */
+static int ready_in(struct em *em, const struct hgc_ast *x, int ready)
+{
+	const struct hgc_ast *const kids[] = {x->a, x->b, x->c, x->d};
+	const struct hgc_ast *k;
+	int i, st;
+
+	if (x->kind == HGC_AST_NAME && x->sym) {
+		st = x->sym->slot >= 0 ? step_of_slot(em, x->sym->slot) : (int)em->s->steps.len - 1;
+		if (st > ready)
+			ready = st;
+	}
+	for (i = 0; i < 4; i++)
+		for (k = kids[i]; k; k = k->next)
+			ready = ready_in(em, k, ready);
+	return ready;
+}
+
+/* The step after which constraint t can be checked: the last one binding a
+   name it uses (-1: it uses shapes, attributes and built-ins only). */
+static int ready_step(struct em *em, const struct hgc_tconstraint *t)
+{
+	int ready = -1;
+
+	if (!t->c) {
+		ready = ready_in(em, t->pack_block, ready);
+		return t->pack_factor ? ready_in(em, t->pack_factor, ready)
+				      : ready_in_slot(em, slot_of(em, "kpack", -1), ready);
+	}
+	if (t->of)
+		ready = ready_in_slot(em, t->of->slot, ready);
+	return ready_in(em, t->c, ready);
+}
+
+/*
+ * The constraints grouped by the step after which each can be checked, so
+ * the enumeration drops a partial candidate as soon as one fails (a divides(M)
+ * of MB prunes every NB, KB, ... below a wrong MB): the first that fails
+ * among those of step s, or -1 (s = -1: the ones of no step).
+ */
+static void check_step_fn(struct em *em)
+{
+	size_t i;
+	int s, n;
+
+	em_line(em, "/* The first constraint checkable after step s that does not hold, or -1. */");
+	em_line(em, "static int %scheck_step(struct hgc_tmpl_env *e, int s)", em->pfx);
+	em_line(em, "{");
+	em_line(em, "	switch (s) {");
+	for (s = -1; s < (int)em->s->steps.len; s++) {
+		for (n = 0, i = 0; i < em->s->constraints.len; i++) {
+			if (ready_step(em, HGC_TSEM_CONSTRAINT(em->s, i)) != s)
+				continue;
+			if (!n++)
+				em_line(em, "	case %d:", s);
+			fputs("		if (!(", em->out);
+			test(em, HGC_TSEM_CONSTRAINT(em->s, i));
+			fprintf(em->out, "))\n\t\t\treturn %zu;\n", i);
+		}
+		if (n)
+			em_line(em, "		break;");
+	}
+	em_line(em, "	}");
+	em_line(em, "	(void)e;");
+	em_line(em, "	return -1;");
+	em_line(em, "}");
+}
+
 /* The slot of dim d of operand i (its name's shape symbol). */
 static int dim_slot(struct em *em, int i, int d)
 {
@@ -475,8 +575,8 @@ static void tmpl_struct(struct em *em)
 		em->pfx, s->params.len, em->pfx, s->steps.len, em->pfx);
 	fprintf(em->out, "\t%zu, %sconstraints, %zu, %sanchors,\n", s->constraints.len, em->pfx,
 		s->anchors.len, em->pfx);
-	fprintf(em->out, "\t%sdomain, %slet, %scheck, %slayout, %scost, %sbuild,\n", em->pfx,
-		em->pfx, em->pfx, em->pfx, em->pfx, em->pfx);
+	fprintf(em->out, "\t%sdomain, %slet, %scheck, %scheck_step, %slayout, %scost, %sbuild,\n",
+		em->pfx, em->pfx, em->pfx, em->pfx, em->pfx, em->pfx, em->pfx);
 	fprintf(em->out, "\t%slayout_text,\n", em->pfx);
 	em_line(em, "};");
 }
@@ -496,6 +596,8 @@ void em_template(struct em *em)
 	let_fn(em);
 	fputc('\n', em->out);
 	check_fn(em);
+	fputc('\n', em->out);
+	check_step_fn(em);
 	fputc('\n', em->out);
 	layout_fn(em);
 	fputc('\n', em->out);
