@@ -133,6 +133,7 @@ struct hgc_bench_peer {
 	hgc_bench_prepare_fn prepare[HGC_BENCH_NKINDS];	/* NULL: not available */
 	void (*begin)(int threads);			/* before a thread-count set */
 	void (*end)(void);				/* after it (may be NULL) */
+	int apart;	/* threads of its own, not OpenMP's: timed alone, not in the rounds */
 };
 
 /* Harness options (main.c). */
@@ -147,6 +148,24 @@ struct hgc_bench_opts {
 	double budget;			/* seconds of timed runs per measurement */
 	int min_iters, max_iters;	/* bounds on timed runs per measurement */
 	int fastest;			/* report the fastest run, not the median */
+	double (*clock)(void);		/* seconds; NULL: the wall clock (tests set their own) */
+};
+
+/*
+ * One column of a row in the interleaved rounds (measure.c): the kernel,
+ * what to call around each slice of its runs (the peer's begin and end),
+ * and what the warm-up and the rounds find.
+ */
+struct hgc_bench_timing {
+	const struct hgc_bench_kernel *k;
+	void (*enter)(int threads);	/* before each slice, or NULL */
+	void (*leave)(void);		/* after each slice, or NULL */
+	int threads;
+	double run_s;			/* warm-up: the mean run after the first, s */
+	int target;			/* warm-up: timed runs planned */
+	int n;				/* timed runs done */
+	double *t;			/* their times, s */
+	double ms;			/* the figure: median (or fastest) run, ms */
 };
 
 /* Peak compute of the machine (peak.c). */
@@ -197,9 +216,18 @@ void hgc_bench_io_poison(const struct hgc_bench_io *io);
 int hgc_bench_io_check(const struct hgc_bench_io *io, const struct hgc_bench_work *w,
 		       struct hgc_diag *d);
 
-/* measure.c: timing */
-double hgc_bench_time_ms(const struct hgc_bench_kernel *k, const struct hgc_bench_opts *o,
-			 int *iters);
+/* Rounds per row (measure.c): the budget split in slices of 30 ms at the
+   default 0.3 s, short against the seconds a burst of load lasts, long
+   against the cost of a switch. */
+#define HGC_BENCH_ROUNDS 10
+
+/* measure.c: timing.  A row's columns: hgc_bench_warm_up each, then
+   hgc_bench_rounds over all of them, then for each hgc_bench_final_run (its
+   result is the one to check) and hgc_bench_timing_release. */
+void hgc_bench_warm_up(struct hgc_bench_timing *tm, const struct hgc_bench_opts *o);
+void hgc_bench_rounds(struct hgc_bench_timing *tm, int n, const struct hgc_bench_opts *o);
+void hgc_bench_final_run(struct hgc_bench_timing *tm, const struct hgc_bench_opts *o);
+void hgc_bench_timing_release(struct hgc_bench_timing *tm);
 
 /* peak.c */
 void hgc_bench_peak_measure(struct hgc_bench_peak *p, int max_threads, double seconds);

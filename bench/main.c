@@ -1,9 +1,10 @@
 /*
  * main.c: hgc-bench, the harness behind `make bench`.  For every workload
- * and thread count it runs each column (hgc, oneDNN with plain layouts,
- * oneDNN with its preferred layouts, OpenBLAS) in this one process, checks
- * each result on sampled outputs, prints a table row and collects it for
- * the JSON file.
+ * and thread count it prepares each column (hgc, oneDNN with plain layouts,
+ * oneDNN with its preferred layouts, OpenBLAS) in this one process, times
+ * the OpenMP columns together in interleaved rounds (measure.c) and
+ * OpenBLAS apart, checks each result on sampled outputs, prints a table
+ * row and collects it for the JSON file.
  */
 #include "bench/bench.h"
 
@@ -142,19 +143,19 @@ static void add_reason(struct bench *b, const char *text)
 	*(const char **)hgc_vec_push(&b->reasons) = hgc_arena_strndup(&b->a, text, n);
 }
 
-/* Time k and check its result into row r's column col. */
-static void time_and_check(struct bench *b, const struct hgc_bench_kernel *k,
-			   const struct hgc_bench_io *io, struct row *r, int col)
+/* tm's final run on a poisoned dst (so a column that writes nothing fails),
+   and its result checked into row r's column col. */
+static void final_run_and_check(struct bench *b, struct hgc_bench_timing *tm,
+				struct hgc_bench_io *io, struct row *r, int col)
 {
+	const struct hgc_bench_kernel *k = tm->k;
 	struct hgc_diag d;
-	int iters;
 
 	hgc_diag_init(&d);
-	r->ms[col] = hgc_bench_time_ms(k, &b->o, &iters);
-	r->impl[col] = hgc_arena_strdup(&b->a, k->impl ? k->impl : "");
+	hgc_bench_io_poison(io);
+	hgc_bench_final_run(tm, &b->o);
+	r->ms[col] = tm->ms;
 	r->cell[col] = CELL_MEASURED;
-	if (col == COL_HGC)
-		r->compile_ms = k->compile_ms;
 	if ((k->fetch && k->fetch(k->ctx, io, &d)) || hgc_bench_io_check(io, r->w, &d)) {
 		fprintf(stderr, "hgc-bench: %s, threads %d, %s: wrong result\n%s", r->w->name,
 			r->threads, peers[col]->name, hgc_diag_text(&d));
@@ -164,21 +165,22 @@ static void time_and_check(struct bench *b, const struct hgc_bench_kernel *k,
 	hgc_diag_release(&d);
 }
 
-/* One cell: prepare the column's kernel, time it, check it, release it. */
-static void cell(struct bench *b, struct hgc_bench_io *io, struct row *r, int col)
+/* Prepare column col of row r into *k (call inside the peer's begin/end);
+   0 when it is ready to time, else the cell is settled (n/a, or an error). */
+static int prepare(struct bench *b, struct hgc_bench_io *io, struct row *r, int col,
+		   struct hgc_bench_kernel *k)
 {
 	const struct hgc_bench_peer *p = peers[col];
-	struct hgc_bench_kernel k = {0};
 	struct hgc_diag d;
 	int rc;
 
 	r->cell[col] = CELL_NA;
 	if (!p->prepare[r->w->shape.kind])
-		return;
+		return -1;
 	hgc_diag_init(&d);
-	p->begin(r->threads);
 	hgc_bench_io_poison(io);
-	rc = p->prepare[r->w->shape.kind](r->w, io, &k, &d);
+	*k = (struct hgc_bench_kernel){0};
+	rc = p->prepare[r->w->shape.kind](r->w, io, k, &d);
 	if (rc == HGC_BENCH_NA) {
 		add_reason(b, hgc_diag_text(&d));
 	} else if (rc) {
@@ -186,13 +188,84 @@ static void cell(struct bench *b, struct hgc_bench_io *io, struct row *r, int co
 			p->name, hgc_diag_text(&d));
 		r->cell[col] = CELL_ERROR;
 		b->failed = 1;
-	} else {
-		time_and_check(b, &k, io, r, col);
-		k.release(k.ctx);
+	}
+	hgc_diag_release(&d);
+	if (rc)
+		return -1;
+	r->impl[col] = hgc_arena_strdup(&b->a, k->impl ? k->impl : "");
+	if (col == COL_HGC)
+		r->compile_ms = k->compile_ms;
+	return 0;
+}
+
+/* A timed column's final run, its figure and check into the row, and its release. */
+static void settle(struct bench *b, struct hgc_bench_io *io, struct row *r, int col,
+		   struct hgc_bench_timing *tm, struct hgc_bench_kernel *k)
+{
+	final_run_and_check(b, tm, io, r, col);
+	hgc_bench_timing_release(tm);
+	k->release(k->ctx);
+}
+
+/* A column with threads of its own (OpenBLAS): timed alone, by the same
+   rule, inside one begin/end of its peer. */
+static void apart_cell(struct bench *b, struct hgc_bench_io *io, struct row *r, int col)
+{
+	const struct hgc_bench_peer *p = peers[col];
+	struct hgc_bench_kernel k;
+	struct hgc_bench_timing tm = {.k = &k};
+
+	r->cell[col] = CELL_NA;
+	if (!p->prepare[r->w->shape.kind])
+		return;		/* no begin: OpenBLAS's end sleeps */
+	p->begin(r->threads);
+	if (prepare(b, io, r, col, &k) == 0) {
+		hgc_bench_warm_up(&tm, &b->o);
+		hgc_bench_rounds(&tm, 1, &b->o);
+		settle(b, io, r, col, &tm, &k);
 	}
 	if (p->end)
 		p->end();
-	hgc_diag_release(&d);
+}
+
+/*
+ * The cells of row r: every OpenMP column prepared (all their buffers live
+ * at once) and warmed up, timed together in interleaved rounds (measure.c)
+ * and checked; then each column that is timed apart.
+ */
+static void row_cells(struct bench *b, struct hgc_bench_io *io, struct row *r)
+{
+	struct hgc_bench_kernel k[NCOLS];
+	struct hgc_bench_timing tm[NCOLS];
+	int col, of[NCOLS], n = 0, i;
+
+	for (col = 0; col < NCOLS; col++) {
+		const struct hgc_bench_peer *p = peers[col];
+
+		if (p->apart)
+			continue;
+		p->begin(r->threads);
+		if (prepare(b, io, r, col, &k[n]) == 0) {
+			tm[n] = (struct hgc_bench_timing){.k = &k[n], .enter = p->begin,
+							  .leave = p->end, .threads = r->threads};
+			of[n++] = col;
+		}
+		if (p->end)
+			p->end();
+	}
+	for (i = 0; i < n; i++)
+		hgc_bench_warm_up(&tm[i], &b->o);
+	if (n)
+		hgc_bench_rounds(tm, n, &b->o);
+	for (i = 0; i < n; i++) {
+		peers[of[i]]->begin(r->threads);
+		settle(b, io, r, of[i], &tm[i], &k[i]);
+		if (peers[of[i]]->end)
+			peers[of[i]]->end();
+	}
+	for (col = 0; col < NCOLS; col++)
+		if (peers[col]->apart)
+			apart_cell(b, io, r, col);
 }
 
 /* GFLOP/s (from hgc when measured, else oneDNN packed) and the fraction of peak. */
@@ -304,7 +377,7 @@ static void workload(struct bench *b, const struct hgc_bench_work *w)
 {
 	struct hgc_bench_io io;
 	struct row *r;
-	int t, col;
+	int t;
 
 	hgc_bench_io_init(&io, w);
 	if (w->shape.kind == HGC_BENCH_GRAPH && graph_ref(b, &io, w) < 0) {
@@ -316,8 +389,7 @@ static void workload(struct bench *b, const struct hgc_bench_work *w)
 		r->w = w;
 		r->threads = b->o.threads[t];
 		r->compile_ms = -1;
-		for (col = 0; col < NCOLS; col++)
-			cell(b, &io, r, col);
+		row_cells(b, &io, r);
 		rates(b, r);
 		print_row(r);
 	}
@@ -442,8 +514,10 @@ static void print_intro(struct bench *b)
 	printf("  OMP_PROC_BIND=%s OMP_PLACES=%s; threads", env("OMP_PROC_BIND"), env("OMP_PLACES"));
 	for (i = 0; i < b->o.nthreads; i++)
 		printf("%c%d", i ? ',' : ' ', b->o.threads[i]);
-	printf("; timing: warm-up, then at least %d runs until %.2f s (at most %d), %s\n",
-	       b->o.min_iters, b->o.budget, b->o.max_iters, b->o.fastest ? "fastest" : "median");
+	printf("; timing: per column a warm-up, then at least %d runs until %.2f s (at most %d),\n"
+	       "  the OpenMP columns of a row interleaved in up to %d rotating rounds, OpenBLAS"
+	       " apart; %s\n", b->o.min_iters, b->o.budget, b->o.max_iters, HGC_BENCH_ROUNDS,
+	       b->o.fastest ? "fastest" : "median");
 	printf("  load average before the run: %.2f (other processes skew the figures)\n",
 	       loadavg());
 	if (getenv("OPENBLAS_CORETYPE") || getenv("OPENBLAS_L2_SIZE"))

@@ -131,4 +131,5 @@ const struct hgc_bench_peer hgc_bench_peer_openblas = {
 	.prepare = {[HGC_BENCH_MATMUL] = prepare},
 	.begin = begin,
 	.end = end,
+	.apart = 1,
 };

@@ -25,6 +25,8 @@ env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_PROC_BIND=close OMP_PLACES=core
 ok $? "hgc-bench --filter mha_bert_base_b1_s128 runs, every result checked"
 like out '^mha_bert_base_b1_s128 +1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +- ' \
 	"the row: hgc, nofusion, oneDNN plain and packed measured, no OpenBLAS"
+like out '^  the OpenMP columns of a row interleaved in up to 10 rotating rounds, OpenBLAS apart; median$' \
+	"the intro: the timing protocol"
 like out '^  hgc compile of that MLP \(spec mlp_dlrm_top_b128, bias\+ReLU fused\), threads 1: [0-9.]+ ms cold, [0-9.]+ ms from the disk cache, [0-9.]+ ms from memory$' \
 	"the intro: hgc's compile of the MLP cold, from the disk cache and from memory"
 like out '^mha +1 +1 +[0-9.]+x \(1\) +[0-9.]+x \(1\) +[0-9.]+x \(1\) +[0-9.]+x \(1\) +[01]$' \
