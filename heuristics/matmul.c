@@ -29,6 +29,34 @@ static int64_t cdiv(int64_t a, int64_t b)
 	return b > 0 ? (a + b - 1) / b : a;
 }
 
+/*
+ * int8 threads that split N (NPN > 1) each compute a part of every row of C
+ * in their block rows, where splitting M gives each its own rows.  The
+ * model rated the two alike (and preferred the N split for its smaller
+ * working set), but at two threads the M split ran faster on the smaller
+ * int8 rows where the choice differs (wall-clock minima of 20-100 rounds,
+ * the two choices alternated in one process with oneDNN, load 6-10):
+ * 256^3 0.13-0.18 -> 0.11 ms, wd 512x512x256 0.48-0.72 -> 0.42-0.56 ms,
+ * DLRM 128x512x256 0.11-0.15 -> 0.10-0.11 ms; the larger DLRM layers moved
+ * both ways (docs/heuristics.md has the rows and runs).  The f32 rows
+ * measured alike or up to 9% slower with the M split, so f32 keeps its
+ * choices.  Why int8 is sensitive is not established (its s32 C is a
+ * temporary that the Quantize post-ops read back; the B check and touch_b
+ * read each call's B block).  Charged per row of C the busiest thread
+ * shares: 100 ns, below the 130-300 ns per row measured, so that only
+ * near-ties move.
+ */
+#define SHARED_ROW_NS 100.0
+
+static double shared_rows_ns(const struct hgc_heur_ctx *cx, int64_t npn, int64_t rows)
+{
+	enum hgc_dtype a = cx->b->dtype[0];
+
+	if (npn < 2 || (a != HGC_DT_U8 && a != HGC_DT_S8))
+		return 0;
+	return (double)rows * SHARED_ROW_NS;
+}
+
 /* matmul_core: the grid, the order and the working set against L2. */
 static void core(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 		 struct hgc_heur_est *o)
@@ -48,6 +76,7 @@ static void core(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 	if (V(ORDER) == 0)
 		o->mem_ns += hgc_heur_spill_ns(cx, n_t * MB * NB * ec * 2, n_t * MB * NB * ec * 2,
 					       cdiv(kblk, bs));
+	o->mem_ns += shared_rows_ns(cx, V(NPN), m_t * MB);
 	o->pack_ns = hgc_heur_pack_layouts(cx, e, T);
 	hgc_heur_finish(cx, o, 2.0 * (double)(M * N) * (double)K, 2.0 * (double)(m_t * MB * n_t * NB) * (double)K,
 	       T, calls * hgc_heur_call_ns(cx, MB, NB, bs * KB, bs), 2);

@@ -464,10 +464,60 @@ static void test_int8_c_block(void)
 	free(r);
 }
 
+/* The best candidate of template name for an m x k x n MatMul of A and B
+   typed ta and tb (B constant) at threads. */
+static bool best_2d_dt(const char *name, int64_t m, int64_t k, int64_t n, int threads,
+		       enum hgc_dtype ta, enum hgc_dtype tb, struct hgc_heur_result *r)
+{
+	struct hgc_graph *g = hgc_graph_new();
+	struct hgc_tensor *in[2];
+	struct hgc_tmpl_bind b;
+	struct hgc_op *op;
+	struct hgc_diag d;
+	bool found;
+
+	hgc_diag_init(&d);
+	in[0] = hgc_graph_add_input(g, "x", ta, 2, (int64_t[]){ m, k }, HGC_PROP_VARIABLE, NULL);
+	in[1] = hgc_graph_add_input(g, "w", tb, 2, (int64_t[]){ k, n }, HGC_PROP_CONSTANT, NULL);
+	op = hgc_graph_add_op(g, HGC_OP_MATMUL, 2, in, HGC_DT_UNDEF, NULL);
+	if (hgc_graph_finish_op(g, op, &d) < 0)
+		hgc_bug("%s", hgc_diag_text(&d));
+	hgc_graph_add_output(g, op->out[0]);
+	found = bind_mm(g, name, threads, &b) && hgc_heur_search(&b, NULL, 0, r, &d) == 0;
+	hgc_diag_release(&d);
+	hgc_graph_free(g);
+	return found;
+}
+
+/* int8 threads that split N pay for the rows of C they share
+   (heuristics/matmul.c, SHARED_ROW_NS), so int8 256^3 at two threads
+   splits M; f32 is not charged. */
+static void test_int8_split(void)
+{
+	struct hgc_heur_result *r = calloc(1, sizeof(*r));
+	int nsplit = 0, charged = 0;
+	bool found;
+
+	found = best_2d_dt("matmul_plain", 256, 256, 256, 2, HGC_DT_U8, HGC_DT_S8, r);
+	ok(found && pv(&r->top[0].env, "MPN") == 2 && pv(&r->top[0].env, "NPN") == 1,
+	   "int8 256^3, 2 threads: the threads split M (MPN=%d NPN=%d)",
+	   found ? (int)pv(&r->top[0].env, "MPN") : 0, found ? (int)pv(&r->top[0].env, "NPN") : 0);
+	found = best_2d_dt("matmul_plain", 256, 256, 256, 2, HGC_DT_F32, HGC_DT_F32, r);
+	for (int i = 0; found && i < r->n; i++)
+		if (pv(&r->top[i].env, "NPN") == 2) {
+			nsplit++;
+			charged += r->top[i].est.mem_ns > 0;
+		}
+	ok(found && nsplit > 0 && charged == 0,
+	   "f32 256^3, 2 threads: N splits kept (%d) and not charged (%d)", nsplit, charged);
+	free(r);
+}
+
 int main(void)
 {
 	test_caches();
 	test_square();
+	test_int8_split();
 	test_pins();
 	test_tiny_m();
 	test_monotone();
