@@ -286,13 +286,15 @@ static double blocks_cycles(const struct hgc_heur_machine *mc, double ipk, int64
 	return cyc;
 }
 
-/* One brgemm call: blocks_cycles, slowed by the L1 term, and the call's
-   fixed cost. */
-double hgc_heur_call_ns(const struct hgc_heur_ctx *cx, int64_t rows, int64_t cols, int64_t k,
-			int64_t bs)
+/* One brgemm call of rows x cols over k, bs batch elements: blocks_cycles
+   (rows split evenly for the batched templates), slowed by the L1 term of
+   the 2-D model or of the batched one, and the call's fixed cost. */
+static double call_ns(const struct hgc_heur_ctx *cx, int64_t rows, int64_t cols, int64_t k,
+		      int64_t bs, bool batched)
 {
 	const struct hgc_heur_machine *mc = cx->mc;
 	int64_t vecs = (cols + mc->vlen - 1) / mc->vlen, steps;
+	int64_t tile = tile_rows(mc, mc->vlen == 16 ? 4 : 2);
 	double ipk, cyc;
 	int kstep;
 
@@ -300,10 +302,20 @@ double hgc_heur_call_ns(const struct hgc_heur_ctx *cx, int64_t rows, int64_t col
 	steps = (k + kstep - 1) / kstep;
 	if (rows < 1 || cols < 1)
 		return mc->call_cycles / mc->ghz;
-	cyc = blocks_cycles(mc, ipk, rows, vecs, steps, false);
-	cyc *= l1_factor(cx, rows, cols, k, tile_rows(mc, mc->vlen == 16 ? 4 : 2));
+	cyc = blocks_cycles(mc, ipk, rows, vecs, steps, batched);
+	if (!batched)
+		cyc *= l1_factor(cx, rows, cols, k, tile);
+	else if (rows > tile)
+		cyc *= batch_l1_factor(cx, cols, k);
 	cyc += mc->call_cycles + 4.0 * (double)bs;
 	return cyc / mc->ghz;
+}
+
+/* One brgemm call of the 2-D templates. */
+double hgc_heur_call_ns(const struct hgc_heur_ctx *cx, int64_t rows, int64_t cols, int64_t k,
+			int64_t bs)
+{
+	return call_ns(cx, rows, cols, k, bs, false);
 }
 
 /*
@@ -322,20 +334,7 @@ double hgc_heur_call_ns(const struct hgc_heur_ctx *cx, int64_t rows, int64_t col
 double hgc_heur_batch_call_ns(const struct hgc_heur_ctx *cx, int64_t rows, int64_t cols,
 			      int64_t k, int64_t bs)
 {
-	const struct hgc_heur_machine *mc = cx->mc;
-	int64_t vecs = (cols + mc->vlen - 1) / mc->vlen, steps;
-	double ipk, cyc;
-	int kstep;
-
-	kind_rate(cx, &ipk, &kstep);
-	steps = (k + kstep - 1) / kstep;
-	if (rows < 1 || cols < 1)
-		return mc->call_cycles / mc->ghz;
-	cyc = blocks_cycles(mc, ipk, rows, vecs, steps, true);
-	if (rows > tile_rows(mc, mc->vlen == 16 ? 4 : 2))
-		cyc *= batch_l1_factor(cx, cols, k);
-	cyc += mc->call_cycles + 4.0 * (double)bs;
-	return cyc / mc->ghz;
+	return call_ns(cx, rows, cols, k, bs, true);
 }
 
 /* Packing an operand on every run: nothing for a constant one (init). */
