@@ -8,7 +8,7 @@ tmp=$(mktemp -d /tmp/hgc-131-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/tap.sh"
 
-echo "1..14"
+echo "1..16"
 cat > "$tmp/mm.hgc" <<'SPEC'
 config two { threads = 2; use matmul_core for MatMul; }
 config pinned { threads = 2; use matmul_core for MatMul; pin matmul_core.MB = 16; }
@@ -65,3 +65,28 @@ sed -n '/^spec sq/,$p' "$tmp/out3" | grep -q "^  template $first: "
 ok $? "256^3: the explained template is the first of the comparison ($first)"
 [ "$(grep -c 'templates by estimate' "$tmp/out")" -eq 0 ]
 ok $? "a use rule: no comparison"
+
+# A spec whose pin fails does not stop the files after it; the status is 1.
+cat > "$tmp/a_bad.hgc" <<'SPEC'
+config pin61 { threads = 2; pin matmul_plain.NB = 61; }
+spec bad {
+  input x : f32[64, 32];
+  const w : f32[32, 64];
+  y = MatMul(x, w);
+  output y;
+  config pin61;
+}
+SPEC
+cat > "$tmp/b_good.hgc" <<'SPEC'
+spec good {
+  input x : f32[64, 32];
+  const w : f32[32, 64];
+  y = MatMul(x, w);
+  output y;
+}
+SPEC
+"$HGC" explain "$tmp/a_bad.hgc" "$tmp/b_good.hgc" > "$tmp/out4" 2>&1
+[ $? -eq 1 ] && grep -q 'pin matmul_plain.NB = 61' "$tmp/out4"
+ok $? "a failing pin: its error, exit 1"
+grep -q '^spec good ' "$tmp/out4" && grep -q '^  template ' "$tmp/out4"
+ok $? "and the next file is still explained"

@@ -355,7 +355,9 @@ int hgc_tool_explain(int argc, char **argv)
 		fprintf(stderr, "hgc: no config named '%s' in the files given\n", o.config);
 		nbad++;
 	}
-	for (size_t i = 0; i < s.files.len && !nbad; i++) {
+	/* A spec that fails (a pin no candidate meets at these threads) does not
+	   stop the others: every file is explained, and the status says 1. */
+	for (size_t i = 0; i < s.files.len && !(o.config && !cfg); i++) {
 		const struct hgc_tool_file *f = HGC_SESSION_FILE(&s, i);
 
 		if (f->failed) {
