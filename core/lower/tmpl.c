@@ -234,13 +234,10 @@ static void step(struct walk *w, int s)
 		leaf(w);
 		return;
 	}
-	if (!w->t->steps[s].param) {
-		bool bad = w->e.bad;
-
+	if (!w->t->steps[s].param) {	/* choose_value above restores e.bad */
 		w->t->let(&w->e, w->t->steps[s].index);
 		if (viable(w, s))
 			step(w, s + 1);
-		w->e.bad = bad;
 		return;
 	}
 	p = &w->t->params[w->t->steps[s].index];
