@@ -19,7 +19,9 @@
  * slice address hands a callee (brgemm, copy2d) the tensor's row strides
  * in its other arguments, so a temporary with one only shrinks in the dims
  * up to the first its slice spans (a [1, 64, 128] slice of [12, 128, 128]
- * with rows of 128: to [1, 64, 128]), which keeps those strides.
+ * with rows of 128: to [1, 64, 128]), which keeps those strides; except a
+ * brgemm's C block with a constant ldc, whose columns shrink too and whose
+ * ldc the pass rewrites (c_block).
  *
  * The pipeline runs it twice: before buffer_reuse for slices of at most
  * SMALL_SLICE bytes only (hgc_tir_pass_tensor_shrink_small), and after it
@@ -112,6 +114,36 @@ static int spanned(const struct hgc_tp_access *a)
 	return 0;
 }
 
+/* The ldc argument of the brgemm whose C operand slice address a is, or NULL. */
+static struct hgc_tir_expr **brgemm_ldc(const struct hgc_tp_access *a)
+{
+	struct hgc_tir_expr *e = a->s->kind == HGC_TIR_S_EVAL ? a->s->u.expr : NULL;
+
+	if (!e || e->kind != HGC_TIR_E_INTRIN ||
+	    (e->op != HGC_TIR_I_BRGEMM && e->op != HGC_TIR_I_BRGEMM_STRD) ||
+	    e->ops[2]->kind != HGC_TIR_E_ADDR || e->ops[2]->ops != a->idx)
+		return NULL;
+	return &e->ops[e->op == HGC_TIR_I_BRGEMM ? 9 : 11];
+}
+
+/*
+ * Whether slice address a is a brgemm's C block whose row stride may change
+ * with the tensor: rows in t's second-to-last dim, ldc a constant equal to
+ * t's last dim.  The last dim may then shrink too, and ldc with it
+ * (shrink_to): an int8 MatMul's s32 C, 2048 columns wide with its post-ops
+ * at each 128 x 16 block, becomes that block, 8 KiB in L1, where its rows
+ * 8 KiB apart fell on one L1 set and eight of L2's.
+ */
+static bool c_block(const struct hgc_tp_access *a)
+{
+	struct hgc_tir_expr **ldc = brgemm_ldc(a);
+	const struct hgc_tir_tensor *t = a->t;
+	int64_t w = t->ndims >= 2 ? hgc_tir_tensor_dim(t, t->ndims - 1) : -1;
+
+	return ldc && (*ldc)->kind == HGC_TIR_E_INT && (*ldc)->u.i == w && w > 0 &&
+	       spanned(a) == t->ndims - 2;
+}
+
 /* Whether t can shrink to its slice per iteration of loop l (filled in sl). */
 static bool fits(struct shrink *sh, struct hgc_tir_tensor *t, int l, struct slice *sl)
 {
@@ -130,7 +162,7 @@ static bool fits(struct shrink *sh, struct hgc_tir_tensor *t, int l, struct slic
 			return false;
 		first = false;
 		if (a->kind == HGC_TP_ADDR)
-			keep = MIN(keep, spanned(a));
+			keep = MIN(keep, c_block(a) ? t->ndims - 1 : spanned(a));
 	}
 	for (int d = 0; d < t->ndims; d++) {
 		width[d] = sl->hi[d] - sl->lo[d] + 1;
@@ -185,9 +217,13 @@ static void shrink_to(struct shrink *sh, struct hgc_tir_tensor *t, int l, const 
 	for (size_t k = 0; k < sh->sc.acc.len; k++) {
 		const struct hgc_tp_access *a = HGC_TP_ACC(&sh->sc, k);
 
-		if (a->t == t)
-			for (int d = 0; d < a->n; d++)
-				a->idx[d] = local_index(sh, a->idx[d], sl->lo[d]);
+		if (a->t != t)
+			continue;
+		if (a->kind == HGC_TP_ADDR && c_block(a))
+			*brgemm_ldc(a) = hgc_tir_idx(sh->m, sl->hi[t->ndims - 1] -
+						       sl->lo[t->ndims - 1] + 1);
+		for (int d = 0; d < a->n; d++)
+			a->idx[d] = local_index(sh, a->idx[d], sl->lo[d]);
 	}
 	for (int d = 0; d < t->ndims; d++)
 		t->dims[d] = hgc_tir_idx(sh->m, sl->hi[d] - sl->lo[d] + 1);
