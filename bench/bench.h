@@ -242,6 +242,7 @@ extern const struct hgc_bench_peer hgc_bench_peer_hgc;
 extern const struct hgc_bench_peer hgc_bench_peer_hgc_nofusion;
 extern const struct hgc_bench_peer hgc_bench_peer_onednn;
 extern const struct hgc_bench_peer hgc_bench_peer_onednn_packed;
+extern const struct hgc_bench_peer hgc_bench_peer_onednn_blocked;
 extern const struct hgc_bench_peer hgc_bench_peer_openblas;
 void hgc_bench_omp_threads(int threads);
 int hgc_bench_onednn_mlp_create_ms(double *cold_ms, double *cached_ms, struct hgc_diag *d);

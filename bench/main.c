@@ -1,10 +1,11 @@
 /*
  * main.c: hgc-bench, the harness behind `make bench`.  For every workload
  * and thread count it prepares each column (hgc, oneDNN with plain layouts,
- * oneDNN with its preferred layouts, OpenBLAS) in this one process, times
- * the OpenMP columns together in interleaved rounds (measure.c) and
- * OpenBLAS apart, checks each result on sampled outputs, prints a table
- * row and collects it for the JSON file.
+ * oneDNN with its preferred weight layout, for conv oneDNN with every
+ * layout its own, OpenBLAS) in this one process, times the OpenMP columns
+ * together in interleaved rounds (measure.c) and OpenBLAS apart, checks
+ * each result on sampled outputs, prints a table row and collects it for
+ * the JSON file.
  */
 #include "bench/bench.h"
 
@@ -18,9 +19,9 @@
 /* The columns, in table and JSON order. */
 static const struct hgc_bench_peer *const peers[] = {
 	&hgc_bench_peer_hgc, &hgc_bench_peer_hgc_nofusion, &hgc_bench_peer_onednn,
-	&hgc_bench_peer_onednn_packed, &hgc_bench_peer_openblas,
+	&hgc_bench_peer_onednn_packed, &hgc_bench_peer_onednn_blocked, &hgc_bench_peer_openblas,
 };
-enum { COL_HGC, COL_NOFUSION, COL_ONEDNN, COL_PACKED, COL_OPENBLAS, NCOLS };
+enum { COL_HGC, COL_NOFUSION, COL_ONEDNN, COL_PACKED, COL_BLOCKED, COL_OPENBLAS, NCOLS };
 
 /* What became of one cell. */
 enum cell { CELL_MEASURED, CELL_NA, CELL_WRONG, CELL_ERROR };
@@ -50,7 +51,7 @@ struct bench {
 static const char usage[] =
 	"usage: hgc-bench [--filter SUBSTR] [--threads 1,2] [--quick] [--json PATH]\n"
 	"                 [--conv-mb N] [--time SEC] [--fastest] [--list] [--openblas-pinned]\n"
-	"Measures hgc, oneDNN (plain and preferred layouts) and OpenBLAS in one process.\n"
+	"Measures hgc, oneDNN (plain, packed weights, blocked conv) and OpenBLAS in one process.\n"
 	"  --filter SUBSTR  only rows whose name contains SUBSTR\n"
 	"  --threads LIST   thread counts, comma-separated (default 1,2)\n"
 	"  --quick          a small subset with shorter timing\n"
@@ -297,31 +298,42 @@ static const char *fmt_ms(char *buf, const struct row *r, int col)
 /* The table's header. */
 static void print_header(void)
 {
-	printf("\n%-40s %3s %10s %10s %10s %10s %10s %8s %6s %8s  %s\n", "name", "thr", "hgc ms",
-	       "nofus ms", "onednn ms", "packed ms", "oblas ms", "GFLOP/s", "%peak", "hgc/dnnl",
-	       "onednn impl (plain / packed)");
+	printf("\n%-40s %3s %10s %10s %10s %10s %10s %10s %8s %6s %8s  %s\n", "name", "thr",
+	       "hgc ms", "nofus ms", "onednn ms", "packed ms", "blocked ms", "oblas ms", "GFLOP/s",
+	       "%peak", "hgc/dnnl", "onednn impl (plain / packed / blocked)");
+}
+
+/* The fastest measured oneDNN column of r (COL_ONEDNN when none is). */
+static int best_onednn(const struct row *r)
+{
+	int i, bc = COL_ONEDNN;
+
+	for (i = COL_PACKED; i <= COL_BLOCKED; i++)
+		if (r->cell[i] == CELL_MEASURED &&
+		    (r->cell[bc] != CELL_MEASURED || r->ms[i] < r->ms[bc]))
+			bc = i;
+	return bc;
 }
 
 /* One table row. */
 static void print_row(const struct row *r)
 {
 	char c[NCOLS][16], g[16] = "-", f[16] = "-", s[16] = "-";
-	double best = -1;
-	int i;
+	int bc = best_onednn(r);
+	double best = r->cell[bc] == CELL_MEASURED ? r->ms[bc] : -1;
 
-	for (i = COL_ONEDNN; i <= COL_PACKED; i++)
-		if (r->cell[i] == CELL_MEASURED && (best < 0 || r->ms[i] < best))
-			best = r->ms[i];
 	if (r->gflops >= 0)
 		snprintf(g, sizeof(g), "%.1f", r->gflops);
 	if (r->peak_frac >= 0)
 		snprintf(f, sizeof(f), "%.1f", 100 * r->peak_frac);
 	if (r->cell[COL_HGC] == CELL_MEASURED && best > 0)
 		snprintf(s, sizeof(s), "%.2fx", best / r->ms[COL_HGC]);
-	printf("%-40s %3d %10s %10s %10s %10s %10s %8s %6s %8s  %s / %s\n", r->w->name, r->threads,
-	       fmt_ms(c[0], r, 0), fmt_ms(c[1], r, 1), fmt_ms(c[2], r, 2), fmt_ms(c[3], r, 3),
-	       fmt_ms(c[4], r, 4), g, f, s, r->impl[COL_ONEDNN] ? r->impl[COL_ONEDNN] : "-",
-	       r->impl[COL_PACKED] ? r->impl[COL_PACKED] : "-");
+	printf("%-40s %3d %10s %10s %10s %10s %10s %10s %8s %6s %8s  %s / %s / %s\n", r->w->name,
+	       r->threads, fmt_ms(c[0], r, 0), fmt_ms(c[1], r, 1), fmt_ms(c[2], r, 2),
+	       fmt_ms(c[3], r, 3), fmt_ms(c[4], r, 4), fmt_ms(c[5], r, 5), g, f, s,
+	       r->impl[COL_ONEDNN] ? r->impl[COL_ONEDNN] : "-",
+	       r->impl[COL_PACKED] ? r->impl[COL_PACKED] : "-",
+	       r->impl[COL_BLOCKED] ? r->impl[COL_BLOCKED] : "-");
 	fflush(stdout);
 }
 
@@ -406,7 +418,8 @@ static json_t *num_or_null(double v)
 static json_t *row_json(const struct row *r)
 {
 	static const char *const keys[NCOLS] = {"hgc_ms", "hgc_nofusion_ms", "onednn_ms",
-						"onednn_packed_ms", "openblas_ms"};
+						"onednn_packed_ms", "onednn_blocked_ms",
+						"openblas_ms"};
 	json_t *o = json_object();
 	int i;
 
@@ -588,30 +601,29 @@ static const char *gm_fmt(char *buf, const struct gmean *m)
 /* The geometric means of one set at one thread count. */
 static void summary_line(const struct bench *b, const char *set, int threads)
 {
-	struct gmean plain = {0}, packed = {0}, best = {0}, fusion = {0};
-	char t[4][24];
+	struct gmean plain = {0}, packed = {0}, blocked = {0}, best = {0}, fusion = {0};
+	char t[5][24];
 	size_t i;
 	int n = 0, slower = 0;
 
 	for (i = 0; i < b->rows.len; i++) {
 		const struct row *r = &HGC_VEC_AT(&b->rows, struct row, i);
-		int bc = r->cell[COL_PACKED] == CELL_MEASURED &&
-			 (r->cell[COL_ONEDNN] != CELL_MEASURED || r->ms[COL_PACKED] < r->ms[COL_ONEDNN])
-			 ? COL_PACKED : COL_ONEDNN;
+		int bc = best_onednn(r);
 
 		if (strcmp(r->w->set, set) || r->threads != threads)
 			continue;
 		n++;
 		gm_add(&plain, r, COL_ONEDNN, COL_HGC);
 		gm_add(&packed, r, COL_PACKED, COL_HGC);
+		gm_add(&blocked, r, COL_BLOCKED, COL_HGC);
 		gm_add(&best, r, bc, COL_HGC);
 		gm_add(&fusion, r, COL_NOFUSION, COL_HGC);
 		slower += r->cell[bc] == CELL_MEASURED && r->cell[COL_HGC] == CELL_MEASURED &&
 			  r->ms[bc] < r->ms[COL_HGC];
 	}
-	printf("%-26s %3d %4d  %-14s %-14s %-14s %-14s %d\n", set, threads, n,
-	       gm_fmt(t[0], &plain), gm_fmt(t[1], &packed), gm_fmt(t[2], &best),
-	       gm_fmt(t[3], &fusion), slower);
+	printf("%-26s %3d %4d  %-14s %-14s %-14s %-14s %-14s %d\n", set, threads, n,
+	       gm_fmt(t[0], &plain), gm_fmt(t[1], &packed), gm_fmt(t[2], &blocked),
+	       gm_fmt(t[3], &best), gm_fmt(t[4], &fusion), slower);
 }
 
 /* Geometric-mean speedups of hgc per set and thread count (the issues' targets). */
@@ -622,8 +634,8 @@ static void print_summary(const struct bench *b)
 
 	printf("\ngeometric means of speedups (other ms / hgc ms: above 1, hgc is faster;"
 	       " (n) = rows with both measured)\n");
-	printf("%-26s %3s %4s  %-14s %-14s %-14s %-14s %s\n", "set", "thr", "rows", "onednn/hgc",
-	       "packed/hgc", "best/hgc", "nofusion/hgc", "hgc slower");
+	printf("%-26s %3s %4s  %-14s %-14s %-14s %-14s %-14s %s\n", "set", "thr", "rows",
+	       "onednn/hgc", "packed/hgc", "blocked/hgc", "best/hgc", "nofusion/hgc", "hgc slower");
 	for (i = 0; i < b->work.len; i++) {
 		const char *set = HGC_VEC_AT(&b->work, struct hgc_bench_work, i).set;
 

@@ -5,10 +5,13 @@
  *
  * "onednn" is what a framework gets when it hands over its own plain
  * tensors: row-major matmul operands, NHWC activations and HWIO weights.
- * "onednn_packed" lets oneDNN choose its preferred layouts (format tag
- * any): the weights (and for conv the src) are reordered once before the
- * timed runs, and a conv dst is reordered back only to check it.  Only
- * primitive execution is timed.
+ * "onednn_packed" lets oneDNN choose its preferred weight layout (format
+ * tag any), the comparison the issue sets: the weights are reordered once
+ * before the timed runs, the activations stay as the framework has them.
+ * "onednn_blocked" (conv only) lets it choose every layout, as a network
+ * kept in oneDNN's blocked layouts from end to end would run: src is
+ * reordered once before the timed runs and dst back only to check it.
+ * Only primitive execution is timed.
  */
 #include "bench/onednn_int.h"
 
@@ -250,9 +253,12 @@ static int matmul(const struct hgc_bench_work *w, const struct hgc_bench_io *io,
 	return r ? r : finish(pd, user, io, t0, k, d);
 }
 
-/* Conv memory descs: NHWC src and dst, HWIO (HWIGO) weights; all "any" when packed. */
-static int conv_mds(const struct hgc_bench_conv *c, int packed, dnnl_memory_desc_t user[3],
-		    dnnl_memory_desc_t use[3], struct hgc_diag *d)
+/* Which layouts a conv primitive is given: the user's, or "any" for the weights or for all. */
+enum conv_layouts { CONV_PLAIN, CONV_PACKED, CONV_BLOCKED };
+
+/* Conv memory descs: NHWC src and dst, HWIO (HWIGO) weights; "any" as lay says. */
+static int conv_mds(const struct hgc_bench_conv *c, enum conv_layouts lay,
+		    dnnl_memory_desc_t user[3], dnnl_memory_desc_t use[3], struct hgc_diag *d)
 {
 	int64_t sd[4] = {c->mb, c->ic, c->ih, c->iw}, dd[4] = {c->mb, c->oc, c->oh, c->ow};
 	int64_t wd[5] = {c->g, c->oc / c->g, c->ic / c->g, c->kh, c->kw};
@@ -264,16 +270,18 @@ static int conv_mds(const struct hgc_bench_conv *c, int packed, dnnl_memory_desc
 		return r;
 	for (i = 0; i < 3; i++)
 		use[i] = user[i];
-	if (packed && ((r = tag_md(&use[0], 4, sd, dnnl_f32, dnnl_format_tag_any, d)) ||
-		       (r = tag_md(&use[1], g1 ? 4 : 5, wd + g1, dnnl_f32, dnnl_format_tag_any, d)) ||
-		       (r = tag_md(&use[2], 4, dd, dnnl_f32, dnnl_format_tag_any, d))))
+	if (lay != CONV_PLAIN &&
+	    (r = tag_md(&use[1], g1 ? 4 : 5, wd + g1, dnnl_f32, dnnl_format_tag_any, d)))
+		return r;
+	if (lay == CONV_BLOCKED && ((r = tag_md(&use[0], 4, sd, dnnl_f32, dnnl_format_tag_any, d)) ||
+				    (r = tag_md(&use[2], 4, dd, dnnl_f32, dnnl_format_tag_any, d))))
 		return r;
 	return 0;
 }
 
 /* A direct convolution primitive. */
-static int conv(const struct hgc_bench_work *w, const struct hgc_bench_io *io, int packed,
-		struct hgc_bench_kernel *k, struct hgc_diag *d)
+static int conv(const struct hgc_bench_work *w, const struct hgc_bench_io *io,
+		enum conv_layouts lay, struct hgc_bench_kernel *k, struct hgc_diag *d)
 {
 	const struct hgc_bench_conv *c = &w->shape.conv;
 	dnnl_dims_t strides = {c->sh, c->sw}, dil = {c->dh, c->dw};
@@ -288,7 +296,7 @@ static int conv(const struct hgc_bench_work *w, const struct hgc_bench_io *io, i
 		hgc_error(d, NULL, "onednn: only f32 convolutions are measured");
 		return HGC_BENCH_NA;
 	}
-	if ((r = start(d)) || (r = conv_mds(c, packed, user, use, d)))
+	if ((r = start(d)) || (r = conv_mds(c, lay, user, use, d)))
 		return r;
 	if ((r = check(dnnl_dilated_convolution_forward_desc_init(
 			       &desc, dnnl_forward_inference, dnnl_convolution_direct, &use[0],
@@ -318,14 +326,21 @@ static int matmul_packed(const struct hgc_bench_work *w, const struct hgc_bench_
 static int conv_plain(const struct hgc_bench_work *w, const struct hgc_bench_io *io,
 		      struct hgc_bench_kernel *k, struct hgc_diag *d)
 {
-	return conv(w, io, 0, k, d);
+	return conv(w, io, CONV_PLAIN, k, d);
 }
 
-/* The preferred-layout column. */
+/* The preferred-weight-layout column. */
 static int conv_packed(const struct hgc_bench_work *w, const struct hgc_bench_io *io,
 		       struct hgc_bench_kernel *k, struct hgc_diag *d)
 {
-	return conv(w, io, 1, k, d);
+	return conv(w, io, CONV_PACKED, k, d);
+}
+
+/* The preferred-layouts column (src, weights and dst). */
+static int conv_blocked(const struct hgc_bench_work *w, const struct hgc_bench_io *io,
+			struct hgc_bench_kernel *k, struct hgc_diag *d)
+{
+	return conv(w, io, CONV_BLOCKED, k, d);
 }
 
 static int graph_plain(const struct hgc_bench_work *w, const struct hgc_bench_io *io,
@@ -344,6 +359,12 @@ const struct hgc_bench_peer hgc_bench_peer_onednn_packed = {
 	.name = "onednn_packed",
 	.prepare = {[HGC_BENCH_MATMUL] = matmul_packed, [HGC_BENCH_CONV] = conv_packed,
 		    [HGC_BENCH_GRAPH] = graph_packed},
+	.begin = hgc_bench_omp_threads,
+};
+
+const struct hgc_bench_peer hgc_bench_peer_onednn_blocked = {
+	.name = "onednn_blocked",
+	.prepare = {[HGC_BENCH_CONV] = conv_blocked},
 	.begin = hgc_bench_omp_threads,
 };
 
