@@ -8,10 +8,15 @@
  * next request of a size they can hold takes the best fit: repeated runs of
  * a graph reuse the same, already mapped, memory.  The pool is bounded
  * (POOL_SLOTS blocks, and a quarter of the physical memory but at least
- * 1 GiB in all: beyond that the largest block goes back to the system; the
- * attention of BERT-large at batch 32 frees about 2 GiB of scores per run,
- * and a 1 GiB bound made it fault those pages in again on every run, 2.6x
- * slower) and shared by all threads under a mutex, which
+ * 1 GiB in all: the attention of BERT-large at batch 32 frees about 2 GiB
+ * of scores per run, and a 1 GiB bound made it fault those pages in again
+ * on every run, 2.6x slower).  Beyond a bound the block freed longest ago
+ * goes back to the system: in a process that runs several graphs it
+ * belongs to one not run since.  Giving back the largest block instead, a
+ * full pool (the small blocks of a few dozen graphs run before) returned
+ * the block the graph running now had just freed, so that graph faulted
+ * its largest temporary in again on every run (t/043).  The pool is
+ * shared by all threads under a mutex, which
  * costs nothing next to what a block of that size is used for.  Sanitizer
  * builds skip the pool so that ASan still sees every use after free.
  */
@@ -48,9 +53,29 @@ struct head {
 static struct {
 	pthread_mutex_t lock;
 	void *block[POOL_SLOTS];	/* user pointers of free blocks */
+	uint64_t freed[POOL_SLOTS];	/* when each was freed, by clock */
 	int n;
 	int64_t bytes;			/* sum of their capacities */
+	uint64_t clock;			/* blocks freed into the pool so far */
 } pool = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* The capacity of a block handed out by hgc_rt_scratch_alloc. */
+static int64_t cap_of(void *p)
+{
+	return ((struct head *)p - 1)->cap;
+}
+
+/* Drop slot i from the pool, moving the last block into it (lock held). */
+static void *unslot(int i)
+{
+	void *p = pool.block[i];
+
+	pool.bytes -= cap_of(p);
+	pool.n--;
+	pool.block[i] = pool.block[pool.n];
+	pool.freed[i] = pool.freed[pool.n];
+	return p;
+}
 
 /* The most bytes the pool keeps: a quarter of the physical memory, at least 1 GiB. */
 static int64_t pool_bound(void)
@@ -64,12 +89,6 @@ static int64_t pool_bound(void)
 			bound = POOL_MIN_BYTES;
 	}
 	return bound;
-}
-
-/* The capacity of a block handed out by hgc_rt_scratch_alloc. */
-static int64_t cap_of(void *p)
-{
-	return ((struct head *)p - 1)->cap;
 }
 
 /* A new block of cap usable bytes from the system; out of memory is fatal. */
@@ -98,41 +117,35 @@ static void *take(int64_t cap)
 		if (c >= cap && c / 2 <= cap && (best < 0 || c < cap_of(pool.block[best])))
 			best = i;
 	}
-	if (best >= 0) {
-		p = pool.block[best];
-		pool.bytes -= cap_of(p);
-		pool.block[best] = pool.block[--pool.n];
-	}
+	if (best >= 0)
+		p = unslot(best);
 	pthread_mutex_unlock(&pool.lock);
 	return p;
 }
 
-/* Index of the largest pooled block (the pool is not empty; lock held). */
-static int largest(void)
+/* Index of the pooled block freed longest ago (the pool is not empty; lock held). */
+static int oldest(void)
 {
 	int best = 0, i;
 
 	for (i = 1; i < pool.n; i++)
-		if (cap_of(pool.block[i]) > cap_of(pool.block[best]))
+		if (pool.freed[i] < pool.freed[best])
 			best = i;
 	return best;
 }
 
-/* Put p in the pool, giving the largest blocks back while it is over its bounds. */
+/* Put p in the pool, giving the oldest blocks back while it is over its bounds. */
 static void keep(void *p)
 {
 	void *evict[POOL_SLOTS + 1];
 	int nevict = 0, i;
 
 	pthread_mutex_lock(&pool.lock);
-	pool.block[pool.n++] = p;
+	pool.block[pool.n] = p;
+	pool.freed[pool.n++] = ++pool.clock;
 	pool.bytes += cap_of(p);
-	while (pool.n > 0 && (pool.n == POOL_SLOTS || pool.bytes > pool_bound())) {
-		i = largest();
-		evict[nevict++] = pool.block[i];
-		pool.bytes -= cap_of(pool.block[i]);
-		pool.block[i] = pool.block[--pool.n];
-	}
+	while (pool.n > 0 && (pool.n == POOL_SLOTS || pool.bytes > pool_bound()))
+		evict[nevict++] = unslot(oldest());
 	pthread_mutex_unlock(&pool.lock);
 	for (i = 0; i < nevict; i++)
 		free((struct head *)evict[i] - 1);
@@ -164,12 +177,8 @@ void hgc_rt_scratch_free(void *p)
 void hgc_rt_scratch_trim(void)
 {
 	pthread_mutex_lock(&pool.lock);
-	while (pool.n > 0) {
-		void *p = pool.block[--pool.n];
-
-		pool.bytes -= cap_of(p);
-		free((struct head *)p - 1);
-	}
+	while (pool.n > 0)
+		free((struct head *)unslot(pool.n - 1) - 1);
 	pthread_mutex_unlock(&pool.lock);
 }
 

@@ -3,7 +3,8 @@
  * large freed blocks come back to the next request of a size they hold (the
  * pool that spares each run of a graph its page faults), small ones and
  * much smaller requests do not take them; the pool stays bounded (in
- * blocks, and in bytes by a quarter of the physical memory); threads
+ * blocks, and in bytes by a quarter of the physical memory), giving back
+ * the block freed longest ago; threads
  * allocating and freeing at once never share a live block.  Sanitizer
  * builds run without the pool, so the pool checks are skipped there.
  */
@@ -100,6 +101,33 @@ static void check_bounds(void)
 	hgc_rt_scratch_trim();
 }
 
+/* A full pool gives back the block freed longest ago, not the one a graph has just freed:
+   after a run of other graphs (31 small blocks), an 8 MiB block freed now is there for
+   the next run. */
+static void check_oldest_out(void)
+{
+	void *p[31], *big, *again;
+	int blocks, i;
+	int64_t bytes;
+
+	hgc_rt_scratch_trim();
+	for (i = 0; i < 31; i++)
+		p[i] = hgc_rt_scratch_alloc((int64_t)(i + 1) << 17);
+	for (i = 0; i < 31; i++)
+		hgc_rt_scratch_free(p[i]);
+	big = hgc_rt_scratch_alloc(8 << 20);
+	hgc_rt_scratch_free(big);
+	hgc_rt_scratch_pooled(&blocks, &bytes);
+	again = hgc_rt_scratch_alloc(8 << 20);
+	ok(POOLED ? again == big && blocks == 31 : 1,
+	   "a full pool keeps the 8 MiB block just freed (%d blocks): the next run takes it", blocks);
+	ok(POOLED ? bytes == 495 * ((int64_t)1 << 17) + (8 << 20) : 1,
+	   "the block freed first (128 KiB) went back to the system: %lld bytes pooled",
+	   (long long)bytes);
+	hgc_rt_scratch_free(again);
+	hgc_rt_scratch_trim();
+}
+
 /* Threads allocating, filling and checking blocks at once never see each other's data. */
 static void check_threads(void)
 {
@@ -125,10 +153,11 @@ static void check_threads(void)
 
 int main(void)
 {
-	plan(10);
+	plan(12);
 	check_alignment();
 	check_reuse();
 	check_bounds();
+	check_oldest_out();
 	check_threads();
 	return done_testing();
 }
