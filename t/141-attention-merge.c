@@ -122,24 +122,6 @@ static void test_tir(const struct hgc_spec *sp, long scores)
 	free(s);
 }
 
-/* Compile sp on backend b under one switch (NULL: none), run it, compare. */
-static void run(const struct hgc_spec *sp, enum hgc_driver_backend b,
-		const struct hgc_tmpl_rule *rule)
-{
-	struct hgc_driver_opts o;
-	char why[512];
-
-	hgc_driver_opts_init(&o);
-	o.backend = b;
-	o.disk_cache = false;
-	o.threads = 2;
-	if (rule)
-		o.rules = rule, o.nrules = 1;
-	if (!ok(dc_spec_matches(sp, &o, why, sizeof(why)), "%s on %s, %s", sp->name,
-		hgc_driver_backend_name(b), rule ? rule->key : "every pass on"))
-		diag("%s", why);
-}
-
 int main(void)
 {
 	static const struct hgc_tmpl_rule off[] = {
@@ -160,7 +142,7 @@ int main(void)
 	ok(log_has(HGC_PROGRAM_SPEC(&p, 3), "post_row(ws=32 calls=512 cost=32768) "
 		   "unfused(cost=18432: cheaper than every anchor); post-ops at the end: ReLU"),
 	   "512 batches of 4 x 8: a ReLU per anchor call costs more than a pass after the nest");
-	run(HGC_PROGRAM_SPEC(&p, 3), HGC_DRIVER_JIT, NULL);
+	dc_run_ok(HGC_PROGRAM_SPEC(&p, 3), HGC_DRIVER_JIT, 2, NULL);
 	for (size_t i = 0; i < 3; i++) {
 		const struct hgc_spec *sp = HGC_PROGRAM_SPEC(&p, i);
 		static const long scores[] = { 4L * 64 * 64, 6L * 64 * 64, 2L * 512 * 512 };
@@ -168,10 +150,10 @@ int main(void)
 		test_tir(sp, scores[i]);
 		ok(log_has(sp, "y: MB = 64 as s's rows (coarse-grained merge), NB = N"),
 		   "%s: P x V takes the scores' row blocks", sp->name);
-		run(sp, HGC_DRIVER_JIT, NULL);
-		run(sp, HGC_DRIVER_C, NULL);
+		dc_run_ok(sp, HGC_DRIVER_JIT, 2, NULL);
+		dc_run_ok(sp, HGC_DRIVER_C, 2, NULL);
 		for (int k = 0; k < 3; k++)
-			run(sp, HGC_DRIVER_JIT, &off[k]);
+			dc_run_ok(sp, HGC_DRIVER_JIT, 2, &off[k]);
 	}
 	hgc_driver_cache_clear();
 	hgc_diag_release(&d);

@@ -120,42 +120,15 @@ static char *lower(const struct hgc_spec *sp, int threads, const struct hgc_tmpl
 	return s;
 }
 
-/* Whether text has needle; else say what it has. */
-static bool has(const char *text, const char *needle)
-{
-	if (strstr(text, needle))
-		return true;
-	diag("no '%s' in:\n%s", needle, text);
-	return false;
-}
-
-/* Compile sp on backend b at threads under one rule (NULL: none), run, compare. */
-static void run(const struct hgc_spec *sp, enum hgc_driver_backend b, int threads,
-		const struct hgc_tmpl_rule *rule)
-{
-	struct hgc_driver_opts o;
-	char why[512];
-
-	hgc_driver_opts_init(&o);
-	o.backend = b;
-	o.disk_cache = false;
-	o.threads = threads;
-	if (rule)
-		o.rules = rule, o.nrules = 1;
-	if (!ok(dc_spec_matches(sp, &o, why, sizeof(why)), "%s on %s, %d threads, %s", sp->name,
-		hgc_driver_backend_name(b), threads, rule ? rule->key : "every pass on"))
-		diag("%s", why);
-}
-
 /* The chain of mlp3 split by rows and merged into one loop. */
 static void test_split(const struct hgc_spec *sp)
 {
 	static const struct hgc_tmpl_rule pin = { "pin", "matmul_plain.MPN", "2", { NULL, 0, 0 } };
 	char *plan, *s = lower(sp, 2, NULL, &plan);
 
-	ok(has(plan, "coarse-grained: MatMuls h0 h1 y split by rows jointly (MPN = 2, NPN = 1): "
-		     "estimate "), "mlp3: the three layers are split by rows jointly");
-	ok(has(plan, "MatMul y: template matmul_plain, fused (") && has(plan, "MPN=2 NPN=1"),
+	ok(dc_has(plan, "coarse-grained: MatMuls h0 h1 y split by rows jointly (MPN = 2, NPN = 1): "
+		        "estimate "), "mlp3: the three layers are split by rows jointly");
+	ok(dc_has(plan, "MatMul y: template matmul_plain, fused (") && dc_has(plan, "MPN=2 NPN=1"),
 	   "mlp3: the last layer (no post-ops) takes the split too");
 	is_int(dc_count(s, "parallel for"), 1, "mlp3: one parallel loop in the entry");
 	is_int(dc_count(s, "merge 1 {"), 1, "mlp3: the merged one");
@@ -167,7 +140,7 @@ static void test_split(const struct hgc_spec *sp)
 	free(s);
 	free(plan);
 	s = lower(sp, 2, &pin, &plan);
-	ok(!strstr(plan, "by rows jointly") && has(plan, "MPN=2 NPN=1"),
+	ok(!strstr(plan, "by rows jointly") && dc_has(plan, "MPN=2 NPN=1"),
 	   "mlp3 with MPN pinned: the config decides, no chain planned");
 	free(s);
 	free(plan);
@@ -202,21 +175,21 @@ static void test_foreign(void)
 
 	load(&p, "plan.hgc", src_plan);
 	s = lower(HGC_PROGRAM_SPEC(&p, 0), 2, NULL, &plan);
-	ok(has(plan, "coarse-grained: MatMuls h0 h1 h2 split by rows jointly") &&
-	   has(plan, "each with its own split (65.5 us of A written by another thread)"),
+	ok(dc_has(plan, "coarse-grained: MatMuls h0 h1 h2 split by rows jointly") &&
+	   dc_has(plan, "each with its own split (65.5 us of A written by another thread)"),
 	   "bottom512: the own splits' foreign reads of h0 and h1 count, the chain is split");
-	ok(has(plan, "coarse-grained: MatMuls h0 h1 h2 in 2 row chunks per thread (MPN = 4, "
-		     "NPN = 1)"), "bottom512, 2 threads: two row chunks per thread");
+	ok(dc_has(plan, "coarse-grained: MatMuls h0 h1 h2 in 2 row chunks per thread (MPN = 4, "
+		        "NPN = 1)"), "bottom512, 2 threads: two row chunks per thread");
 	is_int(dc_count(s, "parallel for"), 1, "bottom512: one parallel loop");
-	ok(has(s, "parallel for (mpi in [0, 4), npi in [0, 1)) merge 1"),
+	ok(dc_has(s, "parallel for (mpi in [0, 4), npi in [0, 1)) merge 1"),
 	   "bottom512: over the 4 chunks");
 	free(s);
 	free(plan);
 	s = lower(HGC_PROGRAM_SPEC(&p, 0), 1, NULL, &plan);
-	ok(has(plan, "in 2 row chunks per thread (MPN = 2, NPN = 1)") &&
+	ok(dc_has(plan, "in 2 row chunks per thread (MPN = 2, NPN = 1)") &&
 	   !strstr(plan, "by rows jointly"), "bottom512, 1 thread: two row chunks, no split compared");
 	is_int(dc_count(s, "parallel for"), 1, "bottom512, 1 thread: one loop over the chunks");
-	ok(has(plan, "buffer plan: peak scratch 768.0 KiB with reuse, 3.00 MiB without"),
+	ok(dc_has(plan, "buffer plan: peak scratch 768.0 KiB with reuse, 3.00 MiB without"),
 	   "bottom512, 1 thread: a chunk of h0 and h1 at a time");
 	free(s);
 	free(plan);
@@ -224,11 +197,11 @@ static void test_foreign(void)
 	ok(!strstr(plan, "row chunks"), "bottom128: h0 (256 KiB) stays in L2, no chunks");
 	free(s);
 	free(plan);
-	run(HGC_PROGRAM_SPEC(&p, 0), HGC_DRIVER_JIT, 2, NULL);
-	run(HGC_PROGRAM_SPEC(&p, 0), HGC_DRIVER_JIT, 1, NULL);
-	run(HGC_PROGRAM_SPEC(&p, 0), HGC_DRIVER_C, 2, NULL);
+	dc_run_ok(HGC_PROGRAM_SPEC(&p, 0), HGC_DRIVER_JIT, 2, NULL);
+	dc_run_ok(HGC_PROGRAM_SPEC(&p, 0), HGC_DRIVER_JIT, 1, NULL);
+	dc_run_ok(HGC_PROGRAM_SPEC(&p, 0), HGC_DRIVER_C, 2, NULL);
 	for (int k = 0; k < 2; k++)
-		run(HGC_PROGRAM_SPEC(&p, 0), HGC_DRIVER_JIT, 2, &off[k]);
+		dc_run_ok(HGC_PROGRAM_SPEC(&p, 0), HGC_DRIVER_JIT, 2, &off[k]);
 	hgc_program_release(&p);
 }
 
@@ -238,10 +211,11 @@ static void test_packa(const struct hgc_spec *sp)
 	static const struct hgc_tmpl_rule off = { "pass", "parallel_merge", "off", { NULL, 0, 0 } };
 	char *plan, *s = lower(sp, 2, NULL, &plan);
 
-	ok(has(plan, "h0 h1 split by rows jointly") && has(plan, "MatMul h1: template matmul_packa"),
+	ok(dc_has(plan, "h0 h1 split by rows jointly") &&
+	   dc_has(plan, "MatMul h1: template matmul_packa"),
 	   "mlp_packa: split by rows, the second layer packs A");
 	is_int(dc_count(s, "parallel for"), 1, "mlp_packa: one parallel loop, the packing in it");
-	ok(has(s, "(mpi * 1 + "), "mlp_packa: a thread packs its own row blocks");
+	ok(dc_has(s, "(mpi * 1 + "), "mlp_packa: a thread packs its own row blocks");
 	free(s);
 	free(plan);
 	s = lower(sp, 2, &off, &plan);
@@ -260,24 +234,24 @@ static void test_output(const struct hgc_spec *sp, const struct hgc_spec *reader
 							{ NULL, 0, 0 } };
 	char *plan, *s = lower(sp, 1, NULL, &plan);
 
-	ok(has(plan, "post-ops at post_block: bias ReLU"),
+	ok(dc_has(plan, "post-ops at post_block: bias ReLU"),
 	   "k13_out: bias and ReLU at the block anchor (the thread's 1 MiB leaves L2)");
-	ok(has(s, "brgemm(&a_addr[0], &b_addr[0], &y[") && !strstr(s, "tensor h:"),
-	   "k13_out: the MatMul writes the output y, no buffer for h");
+	ok(dc_has(s, "brgemm(&a_addr[0], &b_addr[0], &y[") && !strstr(s, "tensor h:"),
+	      "k13_out: the MatMul writes the output y, no buffer for h");
 	is_int(dc_count(s, "for (row"), 1, "k13_out: bias and ReLU are one loop over the block's rows");
 	is_int(dc_count(s, "b[nb * 64 + j]"), 1, "k13_out: the bias is read in that loop only");
 	free(s);
 	free(plan);
 	s = lower(sp, 1, &reuse_off, &plan);
-	ok(has(s, "tensor h:"), "k13_out, buffer_reuse off: h has its own buffer");
+	ok(dc_has(s, "tensor h:"), "k13_out, buffer_reuse off: h has its own buffer");
 	free(s);
 	free(plan);
 	s = lower(reader, 1, NULL, &plan);
-	ok(has(s, "tensor h:"), "out_and_reader: another MatMul reads h, so h keeps its buffer");
+	ok(dc_has(s, "tensor h:"), "out_and_reader: another MatMul reads h, so h keeps its buffer");
 	free(s);
 	free(plan);
 	s = lower(both, 1, NULL, &plan);
-	ok(has(plan, "post-ops at ") && has(plan, ": bias Multiply Erf"),
+	ok(dc_has(plan, "post-ops at ") && dc_has(plan, ": bias Multiply Erf"),
 	   "gelu_out: the bias is the first member");
 	free(s);
 	free(plan);
@@ -299,13 +273,13 @@ int main(void)
 	test_packa(HGC_PROGRAM_SPEC(&p, 1));
 	test_foreign();
 	s = lower(HGC_PROGRAM_SPEC(&p, 2), 2, NULL, &plan);
-	ok(has(plan, "coarse-grained: MatMuls h0 h1 h2 y not split by rows jointly") &&
+	ok(dc_has(plan, "coarse-grained: MatMuls h0 h1 h2 y not split by rows jointly") &&
 	   !strstr(plan, "B read again from L3) against 0"),
 	   "mlp_wide: 2 MB of weights, half per thread, would be read whole by each: not split");
 	free(s);
 	free(plan);
 	s = lower(HGC_PROGRAM_SPEC(&p, 3), 2, NULL, &plan);
-	ok(has(plan, "h: members row by row at post_block, 64 rows of 16"),
+	ok(dc_has(plan, "h: members row by row at post_block, 64 rows of 16"),
 	   "ffn_gelu: GELU's members on 64 x 16 blocks go row by row");
 	is_int(dc_count(s, "erf("), 1, "ffn_gelu: the row's members are one loop");
 	free(s);
@@ -314,11 +288,11 @@ int main(void)
 	for (size_t i = 0; i < p.specs.len; i++) {
 		const struct hgc_spec *sp = HGC_PROGRAM_SPEC(&p, i);
 
-		run(sp, HGC_DRIVER_JIT, 2, NULL);
-		run(sp, HGC_DRIVER_C, 2, NULL);
-		run(sp, HGC_DRIVER_JIT, 1, NULL);
+		dc_run_ok(sp, HGC_DRIVER_JIT, 2, NULL);
+		dc_run_ok(sp, HGC_DRIVER_C, 2, NULL);
+		dc_run_ok(sp, HGC_DRIVER_JIT, 1, NULL);
 		for (int k = 0; k < 3; k++)
-			run(sp, HGC_DRIVER_JIT, 2, &off[k]);
+			dc_run_ok(sp, HGC_DRIVER_JIT, 2, &off[k]);
 	}
 	hgc_driver_cache_clear();
 	hgc_program_release(&p);

@@ -33,46 +33,20 @@ static const char src[] =
 
 static const struct hgc_tmpl_rule shrink_off = { "pass", "tensor_shrink", "off", { NULL, 0, 0 } };
 
-/* Whether text has needle; else say what it has. */
-static bool has(const char *text, const char *needle)
-{
-	if (strstr(text, needle))
-		return true;
-	diag("no '%s' in:\n%s", needle, text);
-	return false;
-}
-
-/* Compile sp on backend b at threads under one rule (NULL: none), run, compare. */
-static void run(const struct hgc_spec *sp, enum hgc_driver_backend b, int threads,
-		const struct hgc_tmpl_rule *rule)
-{
-	struct hgc_driver_opts o;
-	char why[512];
-
-	hgc_driver_opts_init(&o);
-	o.backend = b;
-	o.disk_cache = false;
-	o.threads = threads;
-	if (rule)
-		o.rules = rule, o.nrules = 1;
-	if (!ok(dc_spec_matches(sp, &o, why, sizeof(why)), "%s on %s, %d threads, %s", sp->name,
-		hgc_driver_backend_name(b), threads, rule ? "tensor_shrink off" : "every pass on"))
-		diag("%s", why);
-}
-
 /* At 2 threads i8_block takes MB = 16, NB = 64 with its members at post_block. */
 static void test_block(const struct hgc_spec *sp)
 {
 	char *plan, *s = dc_tir_text(sp->graph, 2, NULL, &plan);
 
-	ok(has(plan, "MB=16 NB=64 KB=96 MPN=2 NPN=1") && has(plan, "post-ops at post_block"),
+	ok(dc_has(plan, "MB=16 NB=64 KB=96 MPN=2 NPN=1") && dc_has(plan, "post-ops at post_block"),
 	   "i8_block: 16 x 64 blocks, the members at post_block");
-	ok(has(s, "tensor t6: s32[1024];"), "the s32 C is one 16 x 64 block");
-	ok(has(s, "bs, 16, 64, 96, 96, 256, 64, !(ks == 0))"), "its brgemm's ldc is the block's 64");
+	ok(dc_has(s, "tensor t6: s32[1024];"), "the s32 C is one 16 x 64 block");
+	ok(dc_has(s, "bs, 16, 64, 96, 96, 256, 64, !(ks == 0))"),
+	   "its brgemm's ldc is the block's 64");
 	free(s);
 	free(plan);
 	s = dc_tir_text(sp->graph, 2, &shrink_off, NULL);
-	ok(has(s, "s32[16384];") && has(s, "96, 96, 256, 256, !(ks == 0))"),
+	ok(dc_has(s, "s32[16384];") && dc_has(s, "96, 96, 256, 256, !(ks == 0))"),
 	   "tensor_shrink off: whole rows of 256, ldc 256");
 	free(s);
 }
@@ -82,8 +56,8 @@ static void test_rows(const struct hgc_spec *sp)
 {
 	char *plan, *s = dc_tir_text(sp->graph, 2, NULL, &plan);
 
-	ok(has(plan, "post-ops at post_row"), "i8_rows: the softmax at post_row");
-	ok(has(s, "tensor t11: s32[2048];") && has(s, "64, 64, 256, 128, !(ks == 0))"),
+	ok(dc_has(plan, "post-ops at post_row"), "i8_rows: the softmax at post_row");
+	ok(dc_has(s, "tensor t11: s32[2048];") && dc_has(s, "64, 64, 256, 128, !(ks == 0))"),
 	   "its C keeps rows of 128 (16 x 128, ldc 128)");
 	free(s);
 	free(plan);
@@ -106,8 +80,10 @@ int main(void)
 	for (size_t i = 0; i < p.specs.len; i++)
 		for (int b = 0; b < 2; b++)
 			for (int threads = 1; threads <= 3; threads++) {
-				run(HGC_PROGRAM_SPEC(&p, i), backends[b], threads, NULL);
-				run(HGC_PROGRAM_SPEC(&p, i), backends[b], threads, &shrink_off);
+				const struct hgc_spec *sp = HGC_PROGRAM_SPEC(&p, i);
+
+				dc_run_ok(sp, backends[b], threads, NULL);
+				dc_run_ok(sp, backends[b], threads, &shrink_off);
 			}
 	hgc_program_release(&p);
 	return done_testing();

@@ -1,8 +1,9 @@
 /*
- * driver_check.h: helpers for the driver and cache tests (t/110, t/111):
- * buffers for a graph's inputs and outputs, deterministic inputs, running
- * a compiled graph and the reference interpreter on them, and comparing
- * outputs under a spec's tolerances.
+ * driver_check.h: helpers for the driver, cache and pass tests (t/110,
+ * t/111, t/14x): buffers for a graph's inputs and outputs, deterministic
+ * inputs, running a compiled graph and the reference interpreter on them,
+ * comparing outputs under a spec's tolerances, the TIR and plan a graph
+ * lowers to, and one-line checks on them.
  */
 #ifndef HGC_T_DRIVER_CHECK_H
 #define HGC_T_DRIVER_CHECK_H
@@ -239,6 +240,35 @@ static inline char *dc_tir_text(const struct hgc_graph *g, int threads,
 	else
 		free(log);
 	return s ? s : strdup("");
+}
+
+/* Whether text has needle; else say what it has. */
+static inline bool dc_has(const char *text, const char *needle)
+{
+	if (strstr(text, needle))
+		return true;
+	diag("no '%s' in:\n%s", needle, text);
+	return false;
+}
+
+/* One TAP test: sp compiled on backend b for threads under one rule (NULL: none) matches
+   the interpreter. */
+static inline void dc_run_ok(const struct hgc_spec *sp, enum hgc_driver_backend b, int threads,
+			     const struct hgc_tmpl_rule *rule)
+{
+	struct hgc_driver_opts o;
+	char why[512];
+
+	hgc_driver_opts_init(&o);
+	o.backend = b;
+	o.disk_cache = false;
+	o.threads = threads;
+	if (rule)
+		o.rules = rule, o.nrules = 1;
+	if (!ok(dc_spec_matches(sp, &o, why, sizeof(why)), "%s on %s, %d threads, %s %s",
+		sp->name, hgc_driver_backend_name(b), threads, rule ? rule->key : "every pass",
+		rule ? rule->value : "on"))
+		diag("%s", why);
 }
 
 #endif
