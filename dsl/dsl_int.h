@@ -134,6 +134,7 @@ struct hgc_ast {
 	bool neg;			/* a literal written with a leading '-' */
 	struct hgc_ast *a, *b, *c, *d;	/* children (list heads) */
 	struct hgc_ast *next;		/* next sibling in a list */
+	int height;			/* levels of nodes below and including this one */
 	/* template checker annotations (dsl/template*.c) */
 	struct hgc_tsym *sym;		/* the symbol a name refers to or a statement defines */
 	uint8_t ty;			/* type of an expression (enum hgc_tty) */

@@ -35,6 +35,7 @@ struct hgc_ast *hgc_dsl_node(struct hgc_parse *ps, enum hgc_ast_kind kind,
 	struct hgc_ast *n = hgc_arena_calloc(ps->arena, 1, sizeof(*n));
 
 	n->kind = kind;
+	n->height = 1;
 	n->loc.file = ps->file;
 	if (tok) {
 		n->tok = *tok;
@@ -44,14 +45,47 @@ struct hgc_ast *hgc_dsl_node(struct hgc_parse *ps, enum hgc_ast_kind kind,
 	return n;
 }
 
+/*
+ * The parser's stack bounds how deep brackets nest, but not a left-assoc
+ * chain: "1 + 1 + ... + 1" reduces as it goes and leaves a tree as tall as
+ * the chain is long, which the checker and the emitters then walk
+ * recursively.  An expression taller than this is reported here, before
+ * anything recurses into it (far more than any template needs).
+ */
+#define MAX_EXPR_HEIGHT 200
+
+/* The tallest node of the list that starts at n (0 for none). */
+static int list_height(const struct hgc_ast *n)
+{
+	int h = 0;
+
+	for (; n; n = n->next)
+		h = n->height > h ? n->height : h;
+	return h;
+}
+
+/* Whether nodes of kind are (parts of) template expressions. */
+static bool is_expr_kind(enum hgc_ast_kind kind)
+{
+	return kind == HGC_AST_UNARY || kind == HGC_AST_BINARY || kind == HGC_AST_CALL ||
+	       kind == HGC_AST_INDEX || kind == HGC_AST_SLICE;
+}
+
 /* A new node with its first two children. */
 struct hgc_ast *hgc_dsl_node2(struct hgc_parse *ps, enum hgc_ast_kind kind,
 			      const struct hgc_tok *tok, struct hgc_ast *a, struct hgc_ast *b)
 {
 	struct hgc_ast *n = hgc_dsl_node(ps, kind, tok);
+	int ha = list_height(a), hb = list_height(b);
 
 	n->a = a;
 	n->b = b;
+	n->height = 1 + (ha > hb ? ha : hb);
+	if (n->height > MAX_EXPR_HEIGHT && is_expr_kind(kind) && !ps->failed) {
+		ps->failed = true;
+		hgc_error(ps->d, &n->loc, "expression too deep (more than %d levels)",
+			  MAX_EXPR_HEIGHT);
+	}
 	return n;
 }
 

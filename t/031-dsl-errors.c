@@ -161,6 +161,36 @@ static void fuzz(char **names, int n)
 	is_int(bad, 0, "fuzz: truncated, mutated and random input never misbehaves");
 }
 
+/*
+ * A left-assoc chain keeps the parser's stack flat however long it is, so
+ * only the tree's height stops it: 100000 terms (which overflowed the stack
+ * of the checker's recursion) must be one clean error.
+ */
+static void deep_chain(void)
+{
+	static const char head[] = "template t for MatMul(A:[M, K], B:[K, N]) -> C:[M, N] {\n"
+				   "  let Z = 1", tail[] = ";\n}\n";
+	size_t terms = 100000, len = sizeof(head) + terms * 4 + sizeof(tail), n;
+	char *src = malloc(len);
+	struct hgc_program p;
+	struct hgc_diag d;
+	int rc;
+
+	n = (size_t)sprintf(src, "%s", head);
+	while (terms--)
+		n += (size_t)sprintf(src + n, " + 1");
+	sprintf(src + n, "%s", tail);
+	hgc_program_init(&p);
+	hgc_diag_init(&d);
+	rc = hgc_program_load_string(&p, DIR_ "/chain.hgc", src, &d);
+	ok(rc == -1 && d.nerr == 1, "a chain of 100000 additions fails to load");
+	ok(strstr(hgc_diag_text(&d), "chain.hgc:2:809: error: expression too deep") != NULL,
+	   "with one diagnostic at the operator past 200 levels");
+	hgc_program_release(&p);
+	hgc_diag_release(&d);
+	free(src);
+}
+
 int main(void)
 {
 	int n, i;
@@ -170,6 +200,7 @@ int main(void)
 	for (i = 0; i < n; i++)
 		run_case(names[i]);
 	fuzz(names, n);
+	deep_chain();
 	for (i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
