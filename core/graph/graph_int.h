@@ -101,6 +101,12 @@ struct hgc_win {
 	int64_t user_pad_end;		/* pad_end before the ceil extension (AvgPool divisor) */
 	int64_t out;
 };
+/*
+ * The largest stride, dilation, pad or pooling kernel: with dims below 2^40
+ * (dsl/spec.c), the window arithmetic (extent, span, rounding up) then stays
+ * far inside int64_t; 2^63 - 1 pads overflowed it.
+ */
+#define HGC_WIN_MAX (INT64_C(1) << 20)
 /* Check strides, dilations (if in the schema), pads and auto_pad for nsp spatial dims. */
 int hgc_win_check_attrs(const struct hgc_op *op, int nsp, struct hgc_diag *d);
 /* Geometry of spatial dim i for input size in and kernel size kernel. */

@@ -63,6 +63,9 @@ static int check_kernel(const struct hgc_op *op, struct hgc_diag *d)
 	if (k[0] < 1 || k[1] < 1)
 		return hgc_op_error(op, d, "kernel must be positive, got %s",
 				    hgc_dims_str(buf, n, k));
+	if (k[0] > HGC_WIN_MAX || k[1] > HGC_WIN_MAX)
+		return hgc_op_error(op, d, "kernel must be at most %lld, got %s",
+				    (long long)HGC_WIN_MAX, hgc_dims_str(buf, n, k));
 	return 0;
 }
 

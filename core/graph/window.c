@@ -7,7 +7,7 @@ static const char *const auto_pads[] = {"None", "SAME_UPPER", "SAME_LOWER", "VAL
 
 enum { PAD_NONE, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID };
 
-/* A list attribute with exactly nsp values, each at least lo. */
+/* A list attribute with exactly nsp values, each at least lo and at most HGC_WIN_MAX. */
 static int check_list(const struct hgc_op *op, const char *name, int nsp, int64_t lo,
 		      struct hgc_diag *d)
 {
@@ -17,11 +17,15 @@ static int check_list(const struct hgc_op *op, const char *name, int nsp, int64_
 
 	if (n != nsp)
 		return hgc_op_error(op, d, "%s must have %d values, got %d", name, nsp, n);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		if (v[i] < lo)
 			return hgc_op_error(op, d, "%s must be %s, got %s", name,
 					    lo ? "positive" : "non-negative",
 					    hgc_dims_str(buf, n, v));
+		if (v[i] > HGC_WIN_MAX)
+			return hgc_op_error(op, d, "%s must be at most %lld, got %s", name,
+					    (long long)HGC_WIN_MAX, hgc_dims_str(buf, n, v));
+	}
 	return 0;
 }
 
