@@ -182,6 +182,20 @@ static void test_names(void)
 	is_str(hgc_tir_var_new(m, "hgc_x", TY(INDEX))->name, "vhgc_x", "the emitter prefix is kept free");
 	is_str(hgc_tir_tensor_newc(m, "i", TY(F32), HGC_TIR_LOCAL, 0, NULL)->name, "i_2",
 	       "tensors and variables share one name space");
+	is_str(hgc_tir_var_new(m, "x_3", TY(INDEX))->name, "x_3", "a name with a suffix of its own");
+	{
+		bool in_order = true;
+		char want[32];
+
+		is_str(hgc_tir_var_new(m, "x", TY(INDEX))->name, "x", "the first x");
+		for (int k = 1; k <= 3000; k++) {
+			snprintf(want, sizeof(want), "x_%d", k < 3 ? k : k + 1);
+			in_order &= !strcmp(hgc_tir_var_new(m, "x", TY(INDEX))->name, want);
+		}
+		ok(in_order, "3000 more x: x_1, x_2, x_4 (x_3 is taken) ... x_3001, the first free each");
+		is_str(hgc_tir_var_new(m, "x_3001", TY(INDEX))->name, "x_3001_1",
+		       "a taken name with a suffix gets one more");
+	}
 	is_str(hgc_tir_type_str(hgc_tir_ptr_to(hgc_tir_ptr_to(TY(U8))), buf, sizeof(buf)),
 	       "ptr<ptr<u8>>", "pointer types spell out");
 	is_str(hgc_tir_type_str((struct hgc_tir_type){ HGC_TIR_F32, 0, 16 }, buf, sizeof(buf)),

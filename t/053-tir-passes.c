@@ -95,6 +95,39 @@ static struct hgc_tir_module *chain_blocks(void)
 	return m;
 }
 
+/* n elementwise loops X -> T1 -> ... -> Y of one group, each in a block of its own as
+   lowering emits them; the loop at flip (if in range) reads rows mirrored. */
+static struct hgc_tir_module *long_chain(int n, int flip)
+{
+	struct hgc_tir_module *m = hgc_tir_module_new("long");
+	struct hgc_tir_tensor *x, *y, *prev, *t;
+	struct hgc_tir_func *f = entry(m, &x, &y);
+
+	prev = x;
+	for (int k = 0; k < n; k++) {
+		t = k == n - 1 ? y : f32_local(m, "T", N, M);
+		if (k < n - 1)
+			hgc_tir_def_tensor(m, f->body, t);
+		pfor_map(m, hgc_tir_block(m, f->body), 1, N, t, prev, k == flip, HGC_TIR_ADD, 1);
+		prev = t;
+	}
+	return m;
+}
+
+/* The deepest indentation of a line of s, in spaces. */
+static int deepest(const char *s)
+{
+	int best = 0, n;
+
+	for (const char *l = s; *l; l += n, l += *l == '\n') {
+		int ind = (int)strspn(l, " ");
+
+		n = (int)strcspn(l, "\n");
+		best = ind > best ? ind : best;
+	}
+	return best;
+}
+
 /* Run the passes with every switch on but those in off (comma list), planning for
    threads. */
 static int passes_threads(struct hgc_tir_module *m, const char *off, struct hgc_tir_plan *plan,
@@ -193,6 +226,21 @@ static void test_merge(void)
 	   "the second block's definitions move before the merged loop");
 	free(s);
 	same_results(chain_blocks(), m, 2, xy, "merged blocks");
+
+	m = long_chain(40, -1);
+	passes(m, "tensor_shrink,buffer_reuse,index_flatten", NULL);
+	s = hgc_tir_module_str(m);
+	is_int(count(s, "parallel for"), 1, "a chain of 40 loops merges into one");
+	ok(deepest(s) <= 40, "its bodies nest about log2(40) blocks deep, not 40 (%d spaces)",
+	   deepest(s));
+	free(s);
+	same_results(long_chain(40, -1), m, 2, xy, "merged long chain");
+	m = long_chain(40, 17);
+	passes(m, "tensor_shrink,buffer_reuse,index_flatten", NULL);
+	s = hgc_tir_module_str(m);
+	is_int(count(s, "parallel for"), 2, "a mirrored loop at 17 of 40: two loops, 0-16 and 17-39");
+	free(s);
+	same_results(long_chain(40, 17), m, 2, xy, "long chain with a mirrored loop");
 
 	m = chain(1, 1, 1, true, N);
 	passes(m, NULL, NULL);

@@ -253,6 +253,12 @@ struct hgc_tir_func {
 	int id;
 };
 
+/* The next suffix a base name may take (hgc_tir_unique_name). */
+struct hgc_tir_suffix {
+	const char *base;
+	int next;
+};
+
 /* A module: functions, constant buffers, and the arena that owns them all. */
 struct hgc_tir_module {
 	struct hgc_arena arena;
@@ -264,6 +270,8 @@ struct hgc_tir_module {
 	int nvars, ntensors;		/* ids handed out so far */
 	const char **names;		/* hash set of every name in use (malloc'ed) */
 	size_t nnames, capnames;
+	struct hgc_tir_suffix *suffixes;	/* hash map: base name -> next "_k" to try */
+	size_t nsuffixes, capsuffixes;
 };
 
 /* type.c */

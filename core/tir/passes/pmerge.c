@@ -356,13 +356,20 @@ static void merge(struct pair *p, struct hgc_tir_stmt *blk, int i, int j)
 	p->a->u.pfor.body = body;
 }
 
-/* Visitor state: the pair, and whether a merge was made (then the walk stops). */
+/* Visitor state: the pair, and whether a merge was made (then the walk stops
+   after the block it was made in). */
 struct finder {
 	struct pair *p;
 	bool merged;
 };
 
-/* In a block: the first mergeable pair of parallel fors, merged. */
+/*
+ * In a block: mergeable pairs of parallel fors, merged, each pair after the
+ * last one merged (the merged loop waits for the next scan: its body is not
+ * in this one).  A chain of n loops thus merges in about log2(n) scans of
+ * the function instead of n - 1: 1600 elementwise regions in a row took
+ * 1.3 s here, a scan per merge.  A split of a unit ends the block's turn.
+ */
 static bool find_pre(struct hgc_tir_visitor *v, struct hgc_tir_stmt *blk)
 {
 	struct finder *fd = v->ctx;
@@ -388,13 +395,18 @@ static bool find_pre(struct hgc_tir_visitor *v, struct hgc_tir_stmt *blk)
 		p->b = b;
 		p->l1 = loop_index(&p->sc, a);
 		p->l2 = loop_index(&p->sc, b);
-		if (movable(p, s[j]) ? legal(p) && (merge(p, blk, i, j), true)
-				     : split_unit(p, blk, j)) {
+		if (!movable(p, s[j])) {
+			if (split_unit(p, blk, j)) {
+				fd->merged = true;
+				return false;
+			}
+		} else if (legal(p)) {
+			merge(p, blk, i, j);	/* the merged unit is now s[j - 1] */
 			fd->merged = true;
-			return false;
+			i = j - 1;
 		}
 	}
-	return true;
+	return !fd->merged;
 }
 
 /* Merge in f until nothing more merges; the count. */
