@@ -114,6 +114,34 @@ static struct hgc_tir_module *long_chain(int n, int flip)
 	return m;
 }
 
+/* As long_chain, but the even loops stand bare in the function's body and the odd ones
+   in a block of their own after a definition: merging a bare loop with such a block
+   moves the definition into the body, before the merged loop (and the loop at flip
+   reads rows mirrored). */
+static struct hgc_tir_module *mixed_chain(int n, int flip)
+{
+	struct hgc_tir_module *m = hgc_tir_module_new("mixed");
+	struct hgc_tir_tensor *x, *y, *prev, *t;
+	struct hgc_tir_func *f = entry(m, &x, &y);
+	struct hgc_tir_stmt *b;
+
+	prev = x;
+	for (int k = 0; k < n; k++) {
+		t = k == n - 1 ? y : f32_local(m, "T", N, M);
+		if (k < n - 1)
+			hgc_tir_def_tensor(m, f->body, t);
+		b = f->body;
+		if (k % 2) {
+			b = hgc_tir_block(m, f->body);
+			hgc_tir_def_tensor(m, b, hgc_tir_tensor_newc(m, "W", TY(F32), HGC_TIR_LOCAL,
+								     1, (int64_t[]){ 4 }));
+		}
+		pfor_map(m, b, 1, N, t, prev, k == flip, HGC_TIR_ADD, 1);
+		prev = t;
+	}
+	return m;
+}
+
 /* The deepest indentation of a line of s, in spaces. */
 static int deepest(const char *s)
 {
@@ -235,6 +263,18 @@ static void test_merge(void)
 	   deepest(s));
 	free(s);
 	same_results(long_chain(40, -1), m, 2, xy, "merged long chain");
+	m = mixed_chain(9, -1);
+	passes(m, "tensor_shrink,buffer_reuse,index_flatten", NULL);
+	s = hgc_tir_module_str(m);
+	is_int(count(s, "parallel for"), 1, "bare loops and loops in blocks of their own: one loop");
+	free(s);
+	same_results(mixed_chain(9, -1), m, 2, xy, "merged mixed chain");
+	m = mixed_chain(9, 2);
+	passes(m, "tensor_shrink,buffer_reuse,index_flatten", NULL);
+	s = hgc_tir_module_str(m);
+	is_int(count(s, "parallel for"), 2, "a mirrored third loop: loops 0-1 and 2-8");
+	free(s);
+	same_results(mixed_chain(9, 2), m, 2, xy, "mixed chain with a mirrored loop");
 	m = long_chain(40, 17);
 	passes(m, "tensor_shrink,buffer_reuse,index_flatten", NULL);
 	s = hgc_tir_module_str(m);
