@@ -29,11 +29,11 @@ static size_t hash(const char *s)
 }
 
 /* The slot of name in the set: where it is, or the empty one it would go to. */
-static const char **slot(struct hgc_tir_module *m, const char *name)
+static struct hgc_tir_name *slot(struct hgc_tir_module *m, const char *name)
 {
 	size_t i = hash(name) & (m->capnames - 1);
 
-	while (m->names[i] && strcmp(m->names[i], name))
+	while (m->names[i].s && strcmp(m->names[i].s, name))
 		i = (i + 1) & (m->capnames - 1);
 	return &m->names[i];
 }
@@ -41,73 +41,45 @@ static const char **slot(struct hgc_tir_module *m, const char *name)
 /* Add a name (arena-owned) to the set, growing it at half load. */
 static void name_add(struct hgc_tir_module *m, const char *name)
 {
-	const char **old = m->names;
+	struct hgc_tir_name *old = m->names;
 	size_t i, oldcap = m->capnames;
 
 	if (2 * (m->nnames + 1) > m->capnames) {
 		m->capnames = oldcap ? 2 * oldcap : 256;
 		m->names = hgc_xcalloc(m->capnames, sizeof(*m->names));
 		for (i = 0; i < oldcap; i++)
-			if (old[i])
-				*slot(m, old[i]) = old[i];
+			if (old[i].s)
+				*slot(m, old[i].s) = old[i];
 		free(old);
 	}
-	*slot(m, name) = name;
+	*slot(m, name) = (struct hgc_tir_name){ name, 1 };
 	m->nnames++;
 }
 
-/* Whether the name is taken (or reserved). */
-static bool name_used(struct hgc_tir_module *m, const char *name)
+/* The entry of a name in use (or reserved), or NULL. */
+static struct hgc_tir_name *name_used(struct hgc_tir_module *m, const char *name)
 {
-	return m->capnames && *slot(m, name);
-}
+	struct hgc_tir_name *e = m->capnames ? slot(m, name) : NULL;
 
-/* The suffix entry of base: where it is, or the empty one it would go to. */
-static struct hgc_tir_suffix *suffix_slot(struct hgc_tir_module *m, const char *base)
-{
-	size_t i = hash(base) & (m->capsuffixes - 1);
-
-	while (m->suffixes[i].base && strcmp(m->suffixes[i].base, base))
-		i = (i + 1) & (m->capsuffixes - 1);
-	return &m->suffixes[i];
-}
-
-/* The entry of base (arena-owned), added with next 1 if new; grows at half load. */
-static struct hgc_tir_suffix *suffix_of(struct hgc_tir_module *m, const char *base)
-{
-	struct hgc_tir_suffix *old = m->suffixes, *e;
-	size_t i, oldcap = m->capsuffixes;
-
-	if (2 * (m->nsuffixes + 1) > m->capsuffixes) {
-		m->capsuffixes = oldcap ? 2 * oldcap : 64;
-		m->suffixes = hgc_xcalloc(m->capsuffixes, sizeof(*m->suffixes));
-		for (i = 0; i < oldcap; i++)
-			if (old[i].base)
-				*suffix_slot(m, old[i].base) = old[i];
-		free(old);
-	}
-	e = suffix_slot(m, base);
-	if (!e->base) {
-		*e = (struct hgc_tir_suffix){ base, 1 };
-		m->nsuffixes++;
-	}
-	return e;
+	return e && e->s ? e : NULL;
 }
 
 /*
  * A unique name made from want: non-identifier characters become '_', a
  * leading digit or "hgc_" (the emitter's prefix) gets a "v" in front, and a
  * taken name gets "_1", "_2" ... appended: the first one free.  Names are
- * never given back, so the search for a base resumes where its last one
- * ended: trying "_1" up every time made n names from one base (a chain of
- * 1600 Adds lowers to thousands of "x" and "i") cost n^2 / 2 lookups and
- * printfs, 20% of that compile in strcmp alone.
+ * never given back, so the search resumes where the last one for the same
+ * base ended (the base's own entry keeps the next suffix): trying "_1" up
+ * every time made n names from one base (a chain of 1600 Adds lowers to
+ * thousands of "x" and "i") cost n^2 / 2 lookups and printfs, 20% of that
+ * compile in strcmp alone.
  */
 const char *hgc_tir_unique_name(struct hgc_tir_module *m, const char *want)
 {
 	size_t n = strlen(want && *want ? want : "t"), i;
 	char *base = hgc_arena_alloc(&m->arena, n + 2), *s = base;
 	const char *name;
+	struct hgc_tir_name *taken;
 	int k;
 
 	want = want && *want ? want : "t";
@@ -117,13 +89,11 @@ const char *hgc_tir_unique_name(struct hgc_tir_module *m, const char *want)
 		*s++ = isalnum((unsigned char)want[i]) ? want[i] : '_';
 	*s = 0;
 	name = base;
-	if (name_used(m, name)) {
-		struct hgc_tir_suffix *e = suffix_of(m, base);
-
-		for (k = e->next; name_used(m, name = hgc_arena_printf(&m->arena, "%s_%d", base, k));
+	if ((taken = name_used(m, base))) {
+		for (k = taken->next; name_used(m, name = hgc_arena_printf(&m->arena, "%s_%d", base, k));
 		     k++)
 			;
-		e->next = k + 1;
+		taken->next = k + 1;	/* before name_add, which may move the entries */
 	}
 	name_add(m, name);
 	return name;
@@ -157,7 +127,6 @@ void hgc_tir_module_free(struct hgc_tir_module *m)
 	hgc_vec_release(&m->funcs);
 	hgc_vec_release(&m->consts);
 	free(m->names);
-	free(m->suffixes);
 	a = m->arena;
 	hgc_arena_release(&a);
 }

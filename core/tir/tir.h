@@ -253,9 +253,10 @@ struct hgc_tir_func {
 	int id;
 };
 
-/* The next suffix a base name may take (hgc_tir_unique_name). */
-struct hgc_tir_suffix {
-	const char *base;
+/* A name in use, and the next "_k" suffix to try when it is wanted again
+   (hgc_tir_unique_name). */
+struct hgc_tir_name {
+	const char *s;
 	int next;
 };
 
@@ -268,10 +269,8 @@ struct hgc_tir_module {
 	struct hgc_tir_func *entry;	/* called per run; args: inputs, outputs */
 	struct hgc_tir_func *init;	/* called once before the first run, or NULL */
 	int nvars, ntensors;		/* ids handed out so far */
-	const char **names;		/* hash set of every name in use (malloc'ed) */
+	struct hgc_tir_name *names;	/* hash set of every name in use (malloc'ed) */
 	size_t nnames, capnames;
-	struct hgc_tir_suffix *suffixes;	/* hash map: base name -> next "_k" to try */
-	size_t nsuffixes, capsuffixes;
 };
 
 /* type.c */
