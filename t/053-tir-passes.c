@@ -233,6 +233,21 @@ static void same_results(struct hgc_tir_module *a, struct hgc_tir_module *b, int
 static const size_t xy[] = { N * M * 4, N * M * 4 };
 
 /* Parallel merge: one loop when iterations keep to their rows; else two or three. */
+/* build(n, flip) after parallel_merge: loops parallel fors, the results unchanged; its
+   TIR as text (the caller frees it). */
+static char *merged_chain(struct hgc_tir_module *(*build)(int, int), int n, int flip, int loops,
+			  const char *what, const char *results)
+{
+	struct hgc_tir_module *m = build(n, flip);
+	char *s;
+
+	passes(m, "tensor_shrink,buffer_reuse,index_flatten", NULL);
+	s = hgc_tir_module_str(m);
+	is_int(count(s, "parallel for"), loops, "%s", what);
+	same_results(build(n, flip), m, 2, xy, results);
+	return s;
+}
+
 static void test_merge(void)
 {
 	struct hgc_tir_module *m = chain(1, 1, 1, false, N);
@@ -255,32 +270,17 @@ static void test_merge(void)
 	free(s);
 	same_results(chain_blocks(), m, 2, xy, "merged blocks");
 
-	m = long_chain(40, -1);
-	passes(m, "tensor_shrink,buffer_reuse,index_flatten", NULL);
-	s = hgc_tir_module_str(m);
-	is_int(count(s, "parallel for"), 1, "a chain of 40 loops merges into one");
+	s = merged_chain(long_chain, 40, -1, 1, "a chain of 40 loops merges into one",
+			 "merged long chain");
 	ok(deepest(s) <= 40, "its bodies nest about log2(40) blocks deep, not 40 (%d spaces)",
 	   deepest(s));
 	free(s);
-	same_results(long_chain(40, -1), m, 2, xy, "merged long chain");
-	m = mixed_chain(9, -1);
-	passes(m, "tensor_shrink,buffer_reuse,index_flatten", NULL);
-	s = hgc_tir_module_str(m);
-	is_int(count(s, "parallel for"), 1, "bare loops and loops in blocks of their own: one loop");
-	free(s);
-	same_results(mixed_chain(9, -1), m, 2, xy, "merged mixed chain");
-	m = mixed_chain(9, 2);
-	passes(m, "tensor_shrink,buffer_reuse,index_flatten", NULL);
-	s = hgc_tir_module_str(m);
-	is_int(count(s, "parallel for"), 2, "a mirrored third loop: loops 0-1 and 2-8");
-	free(s);
-	same_results(mixed_chain(9, 2), m, 2, xy, "mixed chain with a mirrored loop");
-	m = long_chain(40, 17);
-	passes(m, "tensor_shrink,buffer_reuse,index_flatten", NULL);
-	s = hgc_tir_module_str(m);
-	is_int(count(s, "parallel for"), 2, "a mirrored loop at 17 of 40: two loops, 0-16 and 17-39");
-	free(s);
-	same_results(long_chain(40, 17), m, 2, xy, "long chain with a mirrored loop");
+	free(merged_chain(mixed_chain, 9, -1, 1, "bare loops and loops in blocks of their own: one loop",
+			  "merged mixed chain"));
+	free(merged_chain(mixed_chain, 9, 2, 2, "a mirrored third loop: loops 0-1 and 2-8",
+			  "mixed chain with a mirrored loop"));
+	free(merged_chain(long_chain, 40, 17, 2, "a mirrored loop at 17 of 40: two loops, 0-16 and 17-39",
+			  "long chain with a mirrored loop"));
 
 	m = chain(1, 1, 1, true, N);
 	passes(m, NULL, NULL);

@@ -130,12 +130,8 @@ int main(void)
 		{ "pass", "fuse", "off", { NULL, 0, 0 } },
 	};
 	struct hgc_program p;
-	struct hgc_diag d;
 
-	hgc_diag_init(&d);
-	hgc_program_init(&p);
-	if (hgc_program_load_string(&p, "att.hgc", src, &d) < 0)
-		diag("%s", hgc_diag_text(&d));
+	dc_load(&p, "att.hgc", src);
 	is_int((int)p.specs.len, 4, "the specs load");
 	ok(log_has(HGC_PROGRAM_SPEC(&p, 0), " cost=16640) unfused(cost=129024); post-ops at post_"),
 	   "the log gives the members' cost unfused beside the anchors'");
@@ -156,7 +152,6 @@ int main(void)
 			dc_run_ok(sp, HGC_DRIVER_JIT, 2, &off[k]);
 	}
 	hgc_driver_cache_clear();
-	hgc_diag_release(&d);
 	hgc_program_release(&p);
 	done_testing();
 }

@@ -191,12 +191,8 @@ static void run(const struct hgc_spec *sp, enum hgc_driver_backend b, bool nofus
 int main(void)
 {
 	struct hgc_program p;
-	struct hgc_diag d;
 
-	hgc_diag_init(&d);
-	hgc_program_init(&p);
-	if (hgc_program_load_string(&p, "rows.hgc", src, &d) < 0)
-		diag("%s", hgc_diag_text(&d));
+	dc_load(&p, "rows.hgc", src);
 	is_int((int)p.specs.len, 3, "the specs load");
 	if (p.specs.len == 3) {
 		test_rows(HGC_PROGRAM_SPEC(&p, 0));
@@ -210,6 +206,5 @@ int main(void)
 		}
 	}
 	hgc_program_release(&p);
-	hgc_diag_release(&d);
 	done_testing();
 }

@@ -146,18 +146,6 @@ static void test_split(const struct hgc_spec *sp)
 	free(plan);
 }
 
-/* Load the specs of text (named file in messages) into p; a parse error is a diagnostic. */
-static void load(struct hgc_program *p, const char *file, const char *text)
-{
-	struct hgc_diag d;
-
-	hgc_diag_init(&d);
-	hgc_program_init(p);
-	if (hgc_program_load_string(p, file, text, &d) < 0)
-		diag("%s", hgc_diag_text(&d));
-	hgc_diag_release(&d);
-}
-
 /* The layers' own splits read A written by the other thread: that counts
    against them (h1 reads all of h0's 1 MiB, half of it foreign, h2 all of
    h1's 512 KiB: 768 KiB at 12 bytes per ns), and the chain is split.  A
@@ -173,7 +161,7 @@ static void test_foreign(void)
 	struct hgc_program p;
 	char *plan, *s;
 
-	load(&p, "plan.hgc", src_plan);
+	dc_load(&p, "plan.hgc", src_plan);
 	s = lower(HGC_PROGRAM_SPEC(&p, 0), 2, NULL, &plan);
 	ok(dc_has(plan, "coarse-grained: MatMuls h0 h1 h2 split by rows jointly") &&
 	   dc_has(plan, "each with its own split (65.5 us of A written by another thread)"),
@@ -267,7 +255,7 @@ int main(void)
 	struct hgc_program p;
 	char *plan, *s;
 
-	load(&p, "mlp.hgc", src);
+	dc_load(&p, "mlp.hgc", src);
 	is_int((int)p.specs.len, 7, "the specs load");
 	test_split(HGC_PROGRAM_SPEC(&p, 0));
 	test_packa(HGC_PROGRAM_SPEC(&p, 1));

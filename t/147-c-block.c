@@ -67,13 +67,8 @@ int main(void)
 {
 	static const enum hgc_driver_backend backends[] = { HGC_DRIVER_JIT, HGC_DRIVER_C };
 	struct hgc_program p;
-	struct hgc_diag d;
 
-	hgc_diag_init(&d);
-	hgc_program_init(&p);
-	if (hgc_program_load_string(&p, "c_block.hgc", src, &d) < 0)
-		diag("%s", hgc_diag_text(&d));
-	hgc_diag_release(&d);
+	dc_load(&p, "c_block.hgc", src);
 	is_int((int)p.specs.len, 2, "the specs load");
 	test_block(HGC_PROGRAM_SPEC(&p, 0));
 	test_rows(HGC_PROGRAM_SPEC(&p, 1));

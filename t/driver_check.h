@@ -242,6 +242,18 @@ static inline char *dc_tir_text(const struct hgc_graph *g, int threads,
 	return s ? s : strdup("");
 }
 
+/* Load the specs of text into p as file (diagnostics go to the TAP output). */
+static inline void dc_load(struct hgc_program *p, const char *file, const char *text)
+{
+	struct hgc_diag d;
+
+	hgc_diag_init(&d);
+	hgc_program_init(p);
+	if (hgc_program_load_string(p, file, text, &d) < 0)
+		diag("%s", hgc_diag_text(&d));
+	hgc_diag_release(&d);
+}
+
 /* Whether text has needle; else say what it has. */
 static inline bool dc_has(const char *text, const char *needle)
 {
