@@ -12,6 +12,7 @@
  */
 #include "core/tir/passes/tir_passes.h"
 #include "t/llvm_check.h"
+#include "t/tir/passes_check.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -156,36 +157,10 @@ static int deepest(const char *s)
 	return best;
 }
 
-/* Run the passes with every switch on but those in off (comma list), planning for
-   threads. */
-static int passes_threads(struct hgc_tir_module *m, const char *off, struct hgc_tir_plan *plan,
-			  int threads)
-{
-	struct hgc_tir_passes p;
-	struct hgc_diag d;
-	int rc;
-
-	hgc_tir_passes_init(&p);
-	p.threads = threads;
-	for (int k = 0; k < HGC_TIR_PASS_COUNT; k++)
-		if (off && strstr(off, hgc_tir_pass_name((enum hgc_tir_pass)k)))
-			p.on[k] = false;
-	hgc_diag_init(&d);
-	rc = hgc_tir_passes_run(m, &p, &d);
-	if (rc < 0)
-		diag("%s", hgc_diag_text(&d));
-	if (plan)
-		*plan = p.plan;
-	else
-		hgc_tir_passes_release(&p);
-	hgc_diag_release(&d);
-	return rc;
-}
-
 /* The same for one thread. */
 static int passes(struct hgc_tir_module *m, const char *off, struct hgc_tir_plan *plan)
 {
-	return passes_threads(m, off, plan, 1);
+	return tir_passes_off(m, off, plan, 1);
 }
 
 /* Count the occurrences of needle in hay. */
@@ -599,7 +574,7 @@ static void test_reuse_per_thread(void)
 	const struct hgc_tir_plan_temp *t, *u, *w;
 	char *s;
 
-	is_int(passes_threads(m, NULL, &p.plan, 2), 0, "per-thread reuse runs");
+	is_int(tir_passes_off(m, NULL, &p.plan, 2), 0, "per-thread reuse runs");
 	t = thread_temp(&p.plan, "T");
 	u = thread_temp(&p.plan, "U");
 	w = thread_temp(&p.plan, "W");
@@ -626,7 +601,7 @@ static void test_reuse_per_thread(void)
 	same_results(halves(), m, 2, xy, "per-thread reuse");
 
 	m = halves();
-	passes_threads(m, "tensor_shrink", &p.plan, 2);
+	tir_passes_off(m, "tensor_shrink", &p.plan, 2);
 	ok(p.plan.thread_ntemps == 0 && p.plan.bytes_final == 3 * 2 * half,
 	   "without tensor_shrink nothing moves and nothing is shared");
 	hgc_tir_passes_release(&p);

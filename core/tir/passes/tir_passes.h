@@ -32,7 +32,9 @@
 	X(TENSOR_SHRINK, "tensor_shrink", hgc_tir_pass_tensor_shrink,                     \
 	  "a temporary used inside one loop on that loop's slice shrinks to the slice")    \
 	X(INDEX_FLATTEN, "index_flatten", hgc_tir_pass_index_flatten,                     \
-	  "local and constant tensors become one-dimensional, indexed linearly")
+	  "local and constant tensors become one-dimensional, indexed linearly")            \
+	X(COPY_LOOPS, "copy_loops", hgc_tir_pass_copy_loops,                              \
+	  "a loop that copies a tensor's elements one by one becomes one copy call")
 
 enum hgc_tir_pass {
 #define X(e, n, f, what) HGC_TIR_PASS_##e,
@@ -116,6 +118,9 @@ int hgc_tir_pass_tensor_shrink_small(struct hgc_tir_module *m, struct hgc_tir_pa
 /* flatten.c */
 int hgc_tir_pass_index_flatten(struct hgc_tir_module *m, struct hgc_tir_passes *p,
 			       struct hgc_diag *d);
+/* copyloop.c */
+int hgc_tir_pass_copy_loops(struct hgc_tir_module *m, struct hgc_tir_passes *p,
+			    struct hgc_diag *d);
 /* reuse.c */
 int hgc_tir_pass_buffer_reuse(struct hgc_tir_module *m, struct hgc_tir_passes *p,
 			      struct hgc_diag *d);
