@@ -173,38 +173,6 @@ static int count(const char *hay, const char *needle)
 	return n;
 }
 
-/* Run a and b (the passed copy) through the JIT on the same inputs; same outputs. */
-static void same_results(struct hgc_tir_module *a, struct hgc_tir_module *b, int nargs,
-			 const size_t *sizes, const char *what)
-{
-	void *x[MAXARGS], *y[MAXARGS];
-	struct hgc_compiled *ca = jit(a, what), *cb = jit(b, what);
-	unsigned seed = 7;
-	bool same = true;
-
-	for (int i = 0; i < nargs; i++) {
-		x[i] = calloc(1, sizes[i]);
-		for (size_t k = 0; k < sizes[i] / 4; k++)
-			((float *)x[i])[k] = rnd(&seed);
-		y[i] = memcpy(malloc(sizes[i]), x[i], sizes[i]);
-	}
-	if (ca && cb) {
-		hgc_codegen_run(ca, x);
-		hgc_codegen_run(cb, y);
-		for (int i = 0; i < nargs; i++)
-			same &= !memcmp(x[i], y[i], sizes[i]);
-	}
-	ok(ca && cb && same, "%s: the same results before and after the passes", what);
-	for (int i = 0; i < nargs; i++) {
-		free(x[i]);
-		free(y[i]);
-	}
-	hgc_codegen_free(ca);
-	hgc_codegen_free(cb);
-	hgc_tir_module_free(a);
-	hgc_tir_module_free(b);
-}
-
 static const size_t xy[] = { N * M * 4, N * M * 4 };
 
 /* Parallel merge: one loop when iterations keep to their rows; else two or three. */
@@ -219,7 +187,7 @@ static char *merged_chain(struct hgc_tir_module *(*build)(int, int), int n, int 
 	passes(m, "tensor_shrink,buffer_reuse,index_flatten", NULL);
 	s = hgc_tir_module_str(m);
 	is_int(count(s, "parallel for"), loops, "%s", what);
-	same_results(build(n, flip), m, 2, xy, results);
+	tir_same_results(build(n, flip), m, 2, xy, results);
 	return s;
 }
 
@@ -234,7 +202,7 @@ static void test_merge(void)
 	ok(strstr(s, "tensor T: f32[64, 32];\n    tensor U: f32[64, 32];\n    parallel for") != NULL,
 	   "the tensor definition between the loops moves before the merged loop");
 	free(s);
-	same_results(chain(1, 1, 1, false, N), m, 2, xy, "merged chain");
+	tir_same_results(chain(1, 1, 1, false, N), m, 2, xy, "merged chain");
 
 	m = chain_blocks();
 	passes(m, "tensor_shrink,buffer_reuse,index_flatten", NULL);
@@ -243,7 +211,7 @@ static void test_merge(void)
 	ok(strstr(s, "tensor W: f32[4];\n      tensor V: f32[4];\n      parallel for") != NULL,
 	   "the second block's definitions move before the merged loop");
 	free(s);
-	same_results(chain_blocks(), m, 2, xy, "merged blocks");
+	tir_same_results(chain_blocks(), m, 2, xy, "merged blocks");
 
 	s = merged_chain(long_chain, 40, -1, 1, "a chain of 40 loops merges into one",
 			 "merged long chain");
@@ -262,7 +230,7 @@ static void test_merge(void)
 	s = hgc_tir_module_str(m);
 	is_int(count(s, "parallel for"), 2, "a loop reading another iteration's row stays apart");
 	free(s);
-	same_results(chain(1, 1, 1, true, N), m, 2, xy, "flipped chain");
+	tir_same_results(chain(1, 1, 1, true, N), m, 2, xy, "flipped chain");
 
 	m = chain(1, 1, 1, false, N - 1);
 	passes(m, "tensor_shrink", NULL);
@@ -294,7 +262,7 @@ static void test_shrink_chain(void)
 	if (!strstr(s, "T[0, j]"))
 		diag("%s", s);
 	free(s);
-	same_results(chain(1, 1, 1, false, N), m, 2, xy, "shrunk chain");
+	tir_same_results(chain(1, 1, 1, false, N), m, 2, xy, "shrunk chain");
 }
 
 /* Row sums through a temporary T[N, M]: per row (shrinks), or all rows first
@@ -339,7 +307,7 @@ static void test_shrink(void)
 	ok(strstr(s, "for (i in [0, 64)) {\n      tensor T: f32[1, 32];") != NULL,
 	   "a row temporary shrinks to one row inside its loop");
 	free(s);
-	same_results(rowsum(0), m, 2, xy, "row sums");
+	tir_same_results(rowsum(0), m, 2, xy, "row sums");
 	for (int kind = 1; kind <= 2; kind++) {
 		m = rowsum(kind);
 		passes(m, "index_flatten,buffer_reuse", NULL);
@@ -348,7 +316,7 @@ static void test_shrink(void)
 		   kind == 1 ? "a temporary used across two loops keeps its size"
 			     : "a temporary whose slice does not move with the loop keeps its size");
 		free(s);
-		same_results(rowsum(kind), m, 2, xy, kind == 1 ? "two loops" : "carried row");
+		tir_same_results(rowsum(kind), m, 2, xy, kind == 1 ? "two loops" : "carried row");
 	}
 }
 
@@ -399,7 +367,7 @@ static void test_shrink_small_first(void)
 	if (strstr(s, "f32[2048]"))
 		diag("%s", s);
 	free(s);
-	same_results(two_rows(M), m, 2, xy, "small rows first");
+	tir_same_results(two_rows(M), m, 2, xy, "small rows first");
 
 	m = two_rows(2048);
 	passes(m, NULL, NULL);
@@ -409,7 +377,7 @@ static void test_shrink_small_first(void)
 	if (!strstr(s, "tensor scratch"))
 		diag("%s", s);
 	free(s);
-	same_results(two_rows(2048), m, 2, xy, "large rows");
+	tir_same_results(two_rows(2048), m, 2, xy, "large rows");
 }
 
 /* Flattening: the temporary becomes one-dimensional with a linear index. */
@@ -424,7 +392,7 @@ static void test_flatten(void)
 	   "a 64 x 32 temporary becomes f32[2048] indexed i * 32 + j");
 	ok(strstr(s, "X[i, j]") != NULL, "parameters keep their dims");
 	free(s);
-	same_results(rowsum(1), m, 2, xy, "flattened");
+	tir_same_results(rowsum(1), m, 2, xy, "flattened");
 }
 
 /* for (i in [0, N * M)) dst[i] = a[i] op b[i] (b NULL: op with a constant), times reps. */
@@ -501,7 +469,7 @@ static void test_reuse(void)
 	ok(strstr(s, "tensor scratch: f32[2048];") && !strstr(s, "tensor C"),
 	   "C and the input it overwrites become one scratch tensor");
 	free(s);
-	same_results(elementwise(1), m, 2, xy, "in place");
+	tir_same_results(elementwise(1), m, 2, xy, "in place");
 
 	m = elementwise(2);
 	passes(m, NULL, &p.plan);
@@ -509,7 +477,7 @@ static void test_reuse(void)
 	ok(c && !c->inplace && p.plan.nbuffers == 3,
 	   "an elementwise loop that visits each element twice is not in place");
 	hgc_tir_passes_release(&p);
-	same_results(elementwise(2), m, 2, xy, "visited twice");
+	tir_same_results(elementwise(2), m, 2, xy, "visited twice");
 }
 
 /* for (r in [0, N / 2)) for (j in [0, M)) dst[p * N / 2 + r, j] = src[same or the
@@ -598,14 +566,14 @@ static void test_reuse_per_thread(void)
 	ok(count(s, "tensor scratch") == 1 && !strstr(s, "tensor T") && !strstr(s, "tensor W"),
 	   "one scratch tensor replaces T and W");
 	free(s);
-	same_results(halves(), m, 2, xy, "per-thread reuse");
+	tir_same_results(halves(), m, 2, xy, "per-thread reuse");
 
 	m = halves();
 	tir_passes_off(m, "tensor_shrink", &p.plan, 2);
 	ok(p.plan.thread_ntemps == 0 && p.plan.bytes_final == 3 * 2 * half,
 	   "without tensor_shrink nothing moves and nothing is shared");
 	hgc_tir_passes_release(&p);
-	same_results(halves(), m, 2, xy, "per-thread reuse, shrink off");
+	tir_same_results(halves(), m, 2, xy, "per-thread reuse, shrink off");
 }
 
 /* A's address kept in a pointer tensor and read by a copy after B is born: A must
@@ -651,7 +619,7 @@ static void test_alias(void)
 	ok(a && b && a->buffer != b->buffer && a->end > b->start,
 	   "A lives as long as the pointer tensor holding its address: no sharing with B");
 	hgc_tir_passes_release(&p);
-	same_results(alias(), m, 3, xyz, "aliasing");
+	tir_same_results(alias(), m, 3, xyz, "aliasing");
 }
 
 /* A copy of X[2, N / 2, M] into T[N, M] (the batch folded: T[i, j] = X[i / 32 % 2,
@@ -711,7 +679,7 @@ static void test_forward(void)
 			   "%s: the copy stays", what[kind]);
 		}
 		free(s);
-		same_results(copied(kind), m, 2, xy, what[kind]);
+		tir_same_results(copied(kind), m, 2, xy, what[kind]);
 	}
 }
 

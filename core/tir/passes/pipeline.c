@@ -143,6 +143,7 @@ int hgc_tir_passes_run(struct hgc_tir_module *m, struct hgc_tir_passes *p,
 	    step_fn(m, p, HGC_TIR_PASS_BUFFER_REUSE, hgc_tir_pass_buffer_reuse_per_thread, false,
 		    d) < 0 ||
 	    step(m, p, HGC_TIR_PASS_INDEX_FLATTEN, false, d) < 0 ||
+	    step(m, p, HGC_TIR_PASS_LOOP_FUSE, false, d) < 0 ||
 	    step(m, p, HGC_TIR_PASS_COPY_LOOPS, true, d) < 0)
 		return -1;
 	p->plan.bytes_lowered = lowered;

@@ -33,6 +33,8 @@
 	  "a temporary used inside one loop on that loop's slice shrinks to the slice")    \
 	X(INDEX_FLATTEN, "index_flatten", hgc_tir_pass_index_flatten,                     \
 	  "local and constant tensors become one-dimensional, indexed linearly")            \
+	X(LOOP_FUSE, "loop_fuse", hgc_tir_pass_loop_fuse,                                 \
+	  "neighbouring loop nests over the same ranges, elementwise, into one")            \
 	X(COPY_LOOPS, "copy_loops", hgc_tir_pass_copy_loops,                              \
 	  "a loop that copies a tensor's elements one by one becomes one copy call")
 
@@ -118,6 +120,9 @@ int hgc_tir_pass_tensor_shrink_small(struct hgc_tir_module *m, struct hgc_tir_pa
 /* flatten.c */
 int hgc_tir_pass_index_flatten(struct hgc_tir_module *m, struct hgc_tir_passes *p,
 			       struct hgc_diag *d);
+/* lfuse.c */
+int hgc_tir_pass_loop_fuse(struct hgc_tir_module *m, struct hgc_tir_passes *p,
+			   struct hgc_diag *d);
 /* copyloop.c */
 int hgc_tir_pass_copy_loops(struct hgc_tir_module *m, struct hgc_tir_passes *p,
 			    struct hgc_diag *d);
