@@ -118,11 +118,13 @@ static struct hgc_tir_stmt *skip_lets(struct cand *c, struct hgc_tir_stmt *b)
 /* Whether store s copies one element of another tensor, stepping with q. */
 static bool copy_store(const struct cand *c, const struct hgc_tir_stmt *s)
 {
-	const struct hgc_tir_tensor *t = s->u.store.tensor, *u;
-	const struct hgc_tir_expr *val = s->u.store.value;
+	const struct hgc_tir_tensor *t, *u;
+	const struct hgc_tir_expr *val;
 
-	if (s->kind != HGC_TIR_S_STORE || val->kind != HGC_TIR_E_LOAD)
+	if (s->kind != HGC_TIR_S_STORE || s->u.store.value->kind != HGC_TIR_E_LOAD)
 		return false;
+	t = s->u.store.tensor;
+	val = s->u.store.value;
 	u = val->u.tensor;
 	return u != t && !(t->is_param && u->is_param) && !t->elem.ptr &&
 	       hgc_tir_type_eq(t->elem, u->elem) && s->u.store.n == t->ndims &&

@@ -282,7 +282,7 @@ static bool defines_tensor(const struct hgc_tir_stmt *s)
 }
 
 /* Splice the statements of b's child blocks that define no tensor into b. */
-static void splice_blocks(struct hgc_tir_module *m, struct hgc_tir_stmt *b)
+static void splice_blocks(struct hgc_tir_stmt *b)
 {
 	for (int i = 0; i < b->u.block.n; i++) {
 		struct hgc_tir_stmt *c = b->u.block.stmts[i];
@@ -296,7 +296,6 @@ static void splice_blocks(struct hgc_tir_module *m, struct hgc_tir_stmt *b)
 			hgc_tir_insert(b, i + k, c->u.block.stmts[k]);
 		i--;	/* look at what came in: it may be a block too */
 	}
-	(void)m;
 }
 
 /* The walk's state. */
@@ -313,7 +312,7 @@ static bool block_pre(struct hgc_tir_visitor *vis, struct hgc_tir_stmt *b)
 
 	if (b->kind != HGC_TIR_S_BLOCK)
 		return true;
-	splice_blocks(p->m, b);
+	splice_blocks(b);
 	for (int i = 0; i + 1 < b->u.block.n;) {
 		struct hgc_tir_stmt **s = b->u.block.stmts;
 
