@@ -21,7 +21,8 @@
 #define M 32
 
 /* The loops a case puts between zeroing T and reading it into Y. */
-enum kind { PLAIN, GUARD, LETS, VAR, OFFSET, SELF, PARAMS, STRIDE, QGUARD, STEP2, NKINDS };
+enum kind { PLAIN, GUARD, LETS, VAR, OFFSET, SPLIT, SELF, PARAMS, STRIDE, QGUARD, STEP2,
+	    SPLIT_OTHER, NKINDS };
 
 static const struct {
 	const char *name;
@@ -32,11 +33,13 @@ static const struct {
 	[LETS] = {"a copy whose indices go through lets", 1},
 	[VAR] = {"a copy of a variable length", 1},
 	[OFFSET] = {"a copy from an offset range", 1},
+	[SPLIT] = {"two rows as one, indexed by j / M and j % M", 1},
 	[SELF] = {"a tensor copied onto itself (only the first copy)", 1},
 	[PARAMS] = {"a copy between two parameters", 0},
 	[STRIDE] = {"a strided source", 0},
 	[QGUARD] = {"a check that reads the loop variable", 0},
 	[STEP2] = {"a loop of step 2", 0},
+	[SPLIT_OTHER] = {"j / 16 and j % 16 over rows of 32", 0},
 };
 
 /* for (j in [lo, hi) step) in block b. */
@@ -45,6 +48,12 @@ static struct hgc_tir_stmt *jloop(struct hgc_tir_module *m, struct hgc_tir_stmt 
 				  struct hgc_tir_expr *hi, int64_t step)
 {
 	return hgc_tir_body(hgc_tir_for(m, b, j, lo, hi, step == 1 ? NULL : I(step)));
+}
+
+/* The row length the SPLIT kinds divide j by: the rows' (M), or another (16). */
+static int64_t kind_split(enum kind k)
+{
+	return k == SPLIT ? M : 16;
 }
 
 /* The copy loop of kind k over row i into block b. */
@@ -85,6 +94,18 @@ static void copy_loop(struct hgc_tir_module *m, struct hgc_tir_stmt *b, enum kin
 		body = jloop(m, b, j, I(2), I(M), 1);
 		ST2(body, t, V(i), hgc_tir_sub(m, V(j), I(2)), LD2(x, V(i), V(j)));
 		break;
+	case SPLIT:	/* rows i and i + 1 of X as one run of 2M into t (1-D); even i */
+	case SPLIT_OTHER: {
+		int64_t len = kind_split(k);	/* SPLIT_OTHER: the first half of row i */
+
+		body = jloop(m, b, j, I(0), I(k == SPLIT ? 2 * M : M / 2), 1);
+		if (k == SPLIT)
+			body = hgc_tir_body(hgc_tir_if(m, body, BIN(EQ, BIN(MOD, V(i), I(2)), I(0)),
+						       false));
+		ST1(body, t, hgc_tir_add(m, hgc_tir_mul(m, V(i), I(M)), V(j)),
+		    LD2(x, hgc_tir_add(m, V(i), BIN(DIV, V(j), I(len))), BIN(MOD, V(j), I(len))));
+		break;
+	}
 	case PARAMS:
 		body = jloop(m, b, j, I(0), I(M), 1);
 		ST2(body, y, V(i), V(j), LD2(x, V(i), V(j)));
@@ -108,13 +129,16 @@ static void copy_loop(struct hgc_tir_module *m, struct hgc_tir_stmt *b, enum kin
 }
 
 /* entry(X[N, M], Y[N, M]): T = 0; per row i the copy loop of kind k; Y = T + 1
-   (PARAMS: the copy writes Y itself). */
+   (PARAMS: the copy writes Y itself; SPLIT kinds copy into S[N * M], Y = S + 1). */
 static struct hgc_tir_module *build(enum kind k)
 {
 	struct hgc_tir_module *m = hgc_tir_module_new("copies");
 	struct hgc_tir_func *f = hgc_tir_func_new(m, "entry", TY(VOID));
 	struct hgc_tir_tensor *x = hgc_tir_func_add_tensor(f, "X", TY(F32), 2, (int64_t[]){ N, M });
 	struct hgc_tir_tensor *y = hgc_tir_func_add_tensor(f, "Y", TY(F32), 2, (int64_t[]){ N, M });
+	struct hgc_tir_tensor *flat = hgc_tir_tensor_newc(m, "S", TY(F32), HGC_TIR_LOCAL, 1,
+							  (int64_t[]){ N * M });
+	bool split = k == SPLIT || k == SPLIT_OTHER;
 	struct hgc_tir_tensor *t = hgc_tir_tensor_newc(m, "T", TY(F32), HGC_TIR_LOCAL, 2,
 						       (int64_t[]){ N, M });
 	struct hgc_tir_var *i = ivar(m, "i"), *j = ivar(m, "j"), *i2 = ivar(m, "i"),
@@ -125,11 +149,24 @@ static struct hgc_tir_module *build(enum kind k)
 	hgc_tir_def_tensor(m, f->body, t);
 	b = jloop(m, hgc_tir_body(hgc_tir_for(m, f->body, i, I(0), I(N), NULL)), j, I(0), I(M), 1);
 	ST2(b, t, V(i), V(j), F32C(0));
-	copy_loop(m, hgc_tir_body(hgc_tir_for(m, f->body, i2, I(0), I(N), NULL)), k, i2, t, x, y);
+	if (split) {	/* a 1-D destination, zeroed first */
+		hgc_tir_def_tensor(m, f->body, flat);
+		struct hgc_tir_var *e = ivar(m, "e");
+
+		b = jloop(m, f->body, e, I(0), I(N * M), 1);
+		ST1(b, flat, V(e), F32C(0));
+		copy_loop(m, hgc_tir_body(hgc_tir_for(m, f->body, i2, I(0), I(N), NULL)), k, i2,
+			  flat, x, y);
+	} else {
+		copy_loop(m, hgc_tir_body(hgc_tir_for(m, f->body, i2, I(0), I(N), NULL)), k, i2,
+			  t, x, y);
+	}
 	if (k != PARAMS) {
 		b = jloop(m, hgc_tir_body(hgc_tir_for(m, f->body, i3, I(0), I(N), NULL)), j3, I(0),
 			  I(M), 1);
-		ST2(b, y, V(i3), V(j3), hgc_tir_add(m, LD2(t, V(i3), V(j3)), F32C(1)));
+		ST2(b, y, V(i3), V(j3),
+		    hgc_tir_add(m, split ? LD1(flat, hgc_tir_add(m, hgc_tir_mul(m, V(i3), I(M)), V(j3)))
+				      : LD2(t, V(i3), V(j3)), F32C(1)));
 	}
 	return m;
 }

@@ -5,7 +5,8 @@
  *
  * where the lets compute indices, the value is a load of another tensor of
  * the same element type, every index but the last is free of q and the last
- * is q plus a q-free part, on both sides, becomes
+ * is q plus a q-free part, on both sides (or the last two are a + x / k and
+ * x % k over a last dim of k, x stepping with q: split_last), becomes
  *
  *   copy(&T[i.., a + lo], &U[j.., b + lo], max(0, hi - lo))
  *
@@ -85,16 +86,59 @@ static struct hgc_tir_expr *outside(const struct cand *c, const struct hgc_tir_e
 	return r;
 }
 
-/* Whether the indices idx of an n-dim access step by one element with q. */
-static bool steps_with_q(const struct cand *c, struct hgc_tir_expr *const *idx, int n)
+/* Whether e is q plus a part free of q (lets of the body followed). */
+static bool q_plus(const struct cand *c, const struct hgc_tir_expr *e)
 {
-	struct hgc_tp_aff last;
+	struct hgc_tp_aff a = hgc_tp_affine(c->v, e);
+
+	return a.ok && hgc_tp_aff_coef(&a, c->q) == 1;
+}
+
+/*
+ * Whether the last two indices of t are (a + x / k, x % k) with k t's last
+ * dim, a free of q and x stepping with q: the row-major element index is
+ * then a * k + x, one element per step (C's division: (x / k) * k + x % k is
+ * x for every x).  Packing rows of several pixels of few channels reads
+ * them this way (conv_kwrow: 7 pixels of 3 channels, 21 floats in a row).
+ */
+static bool split_last(const struct cand *c, const struct hgc_tir_tensor *t,
+		       struct hgc_tir_expr *const *idx, int n)
+{
+	const struct hgc_tir_expr *m = idx[n - 1], *hi = idx[n - 2], *dv = hi;
+	int64_t k;
+
+	if (m->kind != HGC_TIR_E_BINARY || m->op != HGC_TIR_MOD ||
+	    !hgc_tir_const_int(m->ops[1], &k) || k <= 0 || hgc_tir_tensor_dim(t, n - 1) != k)
+		return false;
+	if (hi->kind == HGC_TIR_E_BINARY && hi->op == HGC_TIR_ADD) {
+		bool left = hi->ops[0]->kind == HGC_TIR_E_BINARY && hi->ops[0]->op == HGC_TIR_DIV;
+
+		dv = hi->ops[left ? 0 : 1];
+		if (reads_q(c, hi->ops[left ? 1 : 0]))
+			return false;
+	}
+	return dv->kind == HGC_TIR_E_BINARY && dv->op == HGC_TIR_DIV &&
+	       hgc_tp_expr_eq(dv->ops[0], m->ops[0]) && hgc_tp_expr_eq(dv->ops[1], m->ops[1]) &&
+	       q_plus(c, m->ops[0]);
+}
+
+/* Whether the indices idx of an n-dim access of t step by one element with q. */
+static bool steps_with_q(const struct cand *c, const struct hgc_tir_tensor *t,
+			 struct hgc_tir_expr *const *idx, int n)
+{
+	int free_dims = n - 1;
 
 	for (int i = 0; i < n; i++)
-		if (!pure(idx[i]) || (i < n - 1 && reads_q(c, idx[i])))
+		if (!pure(idx[i]))
 			return false;
-	last = hgc_tp_affine(c->v, idx[n - 1]);
-	return last.ok && hgc_tp_aff_coef(&last, c->q) == 1;
+	if (n >= 2 && split_last(c, t, idx, n))
+		free_dims = n - 2;
+	else if (!q_plus(c, idx[n - 1]))
+		return false;
+	for (int i = 0; i < free_dims; i++)
+		if (reads_q(c, idx[i]))
+			return false;
+	return true;
 }
 
 /* Take the leading immutable index lets of block b into c; the first other statement. */
@@ -130,8 +174,8 @@ static bool copy_store(const struct cand *c, const struct hgc_tir_stmt *s)
 	       hgc_tir_type_eq(t->elem, u->elem) && s->u.store.n == t->ndims &&
 	       val->nops == u->ndims && t->ndims > 0 && u->ndims > 0 && t->ndims <= MAX_RANK &&
 	       u->ndims <= MAX_RANK &&
-	       steps_with_q(c, s->u.store.idx, s->u.store.n) &&
-	       steps_with_q(c, val->ops, val->nops);
+	       steps_with_q(c, t, s->u.store.idx, s->u.store.n) &&
+	       steps_with_q(c, u, val->ops, val->nops);
 }
 
 /* The element count: hi - lo, at least 0. */
