@@ -114,7 +114,22 @@ static bool same(const struct pair *p, const struct hgc_tir_expr *x, int sx,
 	return true;
 }
 
-/* Whether the two nests run over the same ranges, level by level. */
+/* Whether e reads no memory (NULL: a missing step reads none). */
+static bool reads_nothing(const struct hgc_tir_expr *e)
+{
+	if (!e)
+		return true;
+	if (e->kind == HGC_TIR_E_LOAD || e->kind == HGC_TIR_E_CALL)
+		return false;
+	for (int i = 0; i < e->nops; i++)
+		if (!reads_nothing(e->ops[i]))
+			return false;
+	return true;
+}
+
+/* Whether the two nests run over the same ranges, level by level, and no range reads
+   memory (the first nest could write it: fused, the second's range would be read
+   before). */
 static bool same_ranges(const struct pair *p)
 {
 	if (p->a.depth != p->b.depth)
@@ -122,7 +137,9 @@ static bool same_ranges(const struct pair *p)
 	for (int k = 0; k < p->a.depth; k++) {
 		const struct hgc_tir_stmt *x = p->a.loops[k], *y = p->b.loops[k];
 
-		if (!same(p, x->u.loop.begin, 0, y->u.loop.begin, 1) ||
+		if (!reads_nothing(x->u.loop.begin) || !reads_nothing(x->u.loop.end) ||
+		    !reads_nothing(x->u.loop.step) ||
+		    !same(p, x->u.loop.begin, 0, y->u.loop.begin, 1) ||
 		    !same(p, x->u.loop.end, 0, y->u.loop.end, 1) ||
 		    !same(p, x->u.loop.step, 0, y->u.loop.step, 1))
 			return false;
