@@ -231,15 +231,38 @@ int64_t hgc_tp_aff_coef(const struct hgc_tp_aff *a, const struct hgc_tir_var *va
 /* Structural equality: same kinds, types, payloads and operands. */
 bool hgc_tp_expr_eq(const struct hgc_tir_expr *a, const struct hgc_tir_expr *b)
 {
-	if (a == b)
+	return hgc_tp_expr_eq_renamed(a, b, NULL, NULL, 0);
+}
+
+/* The variable b's var stands for in a: to[k] for from[k], else var itself. */
+static const struct hgc_tir_var *renamed(const struct hgc_tir_var *var,
+					 struct hgc_tir_var *const *from,
+					 struct hgc_tir_var *const *to, int n)
+{
+	for (int k = 0; k < n; k++)
+		if (from[k] == var)
+			return to[k];
+	return var;
+}
+
+/* Structural equality with b's variables from[k] read as to[k]. */
+bool hgc_tp_expr_eq_renamed(const struct hgc_tir_expr *a, const struct hgc_tir_expr *b,
+			    struct hgc_tir_var *const *from, struct hgc_tir_var *const *to, int n)
+{
+	if (!a || !b)
+		return a == b;
+	if (a == b && !n)
 		return true;
-	if (!a || !b || a->kind != b->kind || !hgc_tir_type_eq(a->type, b->type) ||
+	if (a->kind != b->kind || !hgc_tir_type_eq(a->type, b->type) ||
 	    a->op != b->op || a->nops != b->nops || a->callee != b->callee)
 		return false;
 	switch (a->kind) {
 	case HGC_TIR_E_INT: if (a->u.i != b->u.i) return false; break;
 	case HGC_TIR_E_FLOAT: if (memcmp(&a->u.f, &b->u.f, sizeof(a->u.f))) return false; break;
-	case HGC_TIR_E_VAR: if (a->u.var != b->u.var) return false; break;
+	case HGC_TIR_E_VAR:
+		if (a->u.var != renamed(b->u.var, from, to, n))
+			return false;
+		break;
 	case HGC_TIR_E_LOAD: case HGC_TIR_E_ADDR:
 		if (a->u.tensor != b->u.tensor) return false;
 		break;
@@ -250,7 +273,21 @@ bool hgc_tp_expr_eq(const struct hgc_tir_expr *a, const struct hgc_tir_expr *b)
 	    memcmp(a->extents, b->extents, (size_t)a->nops * sizeof(*a->extents)))
 		return false;
 	for (int i = 0; i < a->nops; i++)
-		if (!hgc_tp_expr_eq(a->ops[i], b->ops[i]))
+		if (!hgc_tp_expr_eq_renamed(a->ops[i], b->ops[i], from, to, n))
+			return false;
+	return true;
+}
+
+/* Whether e is arithmetic only: no load, address, call or intrinsic (NULL: yes). */
+bool hgc_tp_pure(const struct hgc_tir_expr *e)
+{
+	if (!e)
+		return true;
+	if (e->kind == HGC_TIR_E_LOAD || e->kind == HGC_TIR_E_ADDR ||
+	    e->kind == HGC_TIR_E_INTRIN || e->kind == HGC_TIR_E_CALL)
+		return false;
+	for (int i = 0; i < e->nops; i++)
+		if (!hgc_tp_pure(e->ops[i]))
 			return false;
 	return true;
 }

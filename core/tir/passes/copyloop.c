@@ -47,18 +47,6 @@ static bool body_let(const struct cand *c, const struct hgc_tir_var *var)
 	return false;
 }
 
-/* Whether e is index arithmetic: no load, call or intrinsic. */
-static bool pure(const struct hgc_tir_expr *e)
-{
-	if (e->kind == HGC_TIR_E_LOAD || e->kind == HGC_TIR_E_ADDR ||
-	    e->kind == HGC_TIR_E_INTRIN || e->kind == HGC_TIR_E_CALL)
-		return false;
-	for (int i = 0; i < e->nops; i++)
-		if (!pure(e->ops[i]))
-			return false;
-	return true;
-}
-
 /* Whether e reads q, directly or through a let of the body. */
 static bool reads_q(const struct cand *c, const struct hgc_tir_expr *e)
 {
@@ -71,19 +59,27 @@ static bool reads_q(const struct cand *c, const struct hgc_tir_expr *e)
 	return false;
 }
 
-/* e with q replaced by lo and the body's lets by their values: fit for outside the loop. */
+/* Mutator for outside(): q becomes lo, a let of the body its value (itself made fit). */
+static struct hgc_tir_expr *outside_var(struct hgc_tir_mutator *mu, struct hgc_tir_expr *e)
+{
+	const struct cand *c = mu->ctx;
+
+	if (e->kind != HGC_TIR_E_VAR)
+		return e;
+	if (e->u.var == c->q)
+		return hgc_tir_expr_copy(c->m, c->lo);
+	if (body_let(c, e->u.var))
+		return hgc_tir_mutate_expr(hgc_tir_expr_copy(c->m, c->v->let[e->u.var->id]), mu);
+	return e;
+}
+
+/* A copy of e with q replaced by lo and the body's lets by their values: fit for
+   outside the loop. */
 static struct hgc_tir_expr *outside(const struct cand *c, const struct hgc_tir_expr *e)
 {
-	struct hgc_tir_expr *r;
+	struct hgc_tir_mutator mu = { .expr = outside_var, .m = c->m, .ctx = (void *)c };
 
-	if (e->kind == HGC_TIR_E_VAR && e->u.var == c->q)
-		return hgc_tir_expr_copy(c->m, c->lo);
-	if (e->kind == HGC_TIR_E_VAR && body_let(c, e->u.var))
-		return outside(c, c->v->let[e->u.var->id]);
-	r = hgc_tir_expr_copy(c->m, e);
-	for (int i = 0; i < e->nops; i++)
-		r->ops[i] = outside(c, e->ops[i]);
-	return r;
+	return hgc_tir_mutate_expr(hgc_tir_expr_copy(c->m, e), &mu);
 }
 
 /* Whether e is q plus a part free of q (lets of the body followed). */
@@ -129,7 +125,7 @@ static bool steps_with_q(const struct cand *c, const struct hgc_tir_tensor *t,
 	int free_dims = n - 1;
 
 	for (int i = 0; i < n; i++)
-		if (!pure(idx[i]))
+		if (!hgc_tp_pure(idx[i]))
 			return false;
 	if (n >= 2 && split_last(c, t, idx, n))
 		free_dims = n - 2;
@@ -151,7 +147,7 @@ static struct hgc_tir_stmt *skip_lets(struct cand *c, struct hgc_tir_stmt *b)
 
 		if (s->kind != HGC_TIR_S_LET)
 			break;
-		if (s->u.let.var->nassign || !pure(s->u.let.value) || c->nlets == MAX_LETS ||
+		if (s->u.let.var->nassign || !hgc_tp_pure(s->u.let.value) || c->nlets == MAX_LETS ||
 		    !c->v->let[s->u.let.var->id])
 			return NULL;
 		c->lets[c->nlets++] = s->u.let.var;
@@ -226,7 +222,7 @@ static struct hgc_tir_stmt *rewrite(struct hgc_tir_module *m, const struct hgc_t
 	c.q = loop->u.loop.var;
 	c.lo = loop->u.loop.begin;
 	s = skip_lets(&c, loop->u.loop.body);
-	if (s && s->kind == HGC_TIR_S_IF && !s->u.cond.els && pure(s->u.cond.cond) &&
+	if (s && s->kind == HGC_TIR_S_IF && !s->u.cond.els && hgc_tp_pure(s->u.cond.cond) &&
 	    !reads_q(&c, s->u.cond.cond)) {
 		in = s;
 		s = skip_lets(&c, s->u.cond.then);

@@ -28,10 +28,12 @@
 
 #define MAX_DEPTH 8
 
-/* A perfect nest of FOR loops: its variables outermost first, its innermost body. */
+/* A perfect nest of FOR loops: its loops and their variables outermost first, its
+   innermost body. */
 struct nest {
 	int depth;
 	struct hgc_tir_stmt *loops[MAX_DEPTH];
+	struct hgc_tir_var *vars[MAX_DEPTH];
 	struct hgc_tir_stmt *leaf;
 };
 
@@ -63,6 +65,7 @@ static bool nest_of(struct hgc_tir_stmt *s, struct nest *n)
 
 	n->depth = 0;
 	while (s->kind == HGC_TIR_S_FOR && n->depth < MAX_DEPTH) {
+		n->vars[n->depth] = s->u.loop.var;
 		n->loops[n->depth++] = s;
 		body = s->u.loop.body;
 		if (body->u.block.n == 1 && body->u.block.stmts[0]->kind == HGC_TIR_S_FOR) {
@@ -86,8 +89,8 @@ static const struct hgc_tir_var *mapped(const struct pair *p, int side,
 					const struct hgc_tir_var *var)
 {
 	for (int k = 0; side == 1 && k < p->b.depth; k++)
-		if (p->b.loops[k]->u.loop.var == var)
-			return p->a.loops[k]->u.loop.var;
+		if (p->b.vars[k] == var)
+			return p->a.vars[k];
 	return var;
 }
 
@@ -96,40 +99,16 @@ static const struct hgc_tir_var *mapped(const struct pair *p, int side,
 static bool same(const struct pair *p, const struct hgc_tir_expr *x, int sx,
 		 const struct hgc_tir_expr *y, int sy)
 {
-	if (!x || !y)
-		return x == y;
-	if (x->kind == HGC_TIR_E_VAR && y->kind == HGC_TIR_E_VAR)
-		return mapped(p, sx, x->u.var) == mapped(p, sy, y->u.var);
-	if (x->kind != y->kind || x->nops != y->nops || x->kind == HGC_TIR_E_VAR)
-		return false;
-	if (x->nops == 0)
+	if (sx == sy)
 		return hgc_tp_expr_eq(x, y);
-	if (!hgc_tir_type_eq(x->type, y->type) || x->op != y->op || x->callee != y->callee ||
-	    ((x->kind == HGC_TIR_E_LOAD || x->kind == HGC_TIR_E_ADDR) &&
-	     x->u.tensor != y->u.tensor))
-		return false;
-	for (int i = 0; i < x->nops; i++)
-		if (!same(p, x->ops[i], sx, y->ops[i], sy))
-			return false;
-	return true;
-}
-
-/* Whether e reads no memory (NULL: a missing step reads none). */
-static bool reads_nothing(const struct hgc_tir_expr *e)
-{
-	if (!e)
-		return true;
-	if (e->kind == HGC_TIR_E_LOAD || e->kind == HGC_TIR_E_CALL)
-		return false;
-	for (int i = 0; i < e->nops; i++)
-		if (!reads_nothing(e->ops[i]))
-			return false;
-	return true;
+	if (sx == 1)
+		return same(p, y, sy, x, sx);
+	return hgc_tp_expr_eq_renamed(x, y, p->b.vars, p->a.vars, p->b.depth);
 }
 
 /* Whether the two nests run over the same ranges, level by level, and no range reads
-   memory (the first nest could write it: fused, the second's range would be read
-   before). */
+   memory or calls (the first nest could write it: fused, the second's range would
+   be read before). */
 static bool same_ranges(const struct pair *p)
 {
 	if (p->a.depth != p->b.depth)
@@ -137,8 +116,8 @@ static bool same_ranges(const struct pair *p)
 	for (int k = 0; k < p->a.depth; k++) {
 		const struct hgc_tir_stmt *x = p->a.loops[k], *y = p->b.loops[k];
 
-		if (!reads_nothing(x->u.loop.begin) || !reads_nothing(x->u.loop.end) ||
-		    !reads_nothing(x->u.loop.step) ||
+		if (!hgc_tp_pure(x->u.loop.begin) || !hgc_tp_pure(x->u.loop.end) ||
+		    !hgc_tp_pure(x->u.loop.step) ||
 		    !same(p, x->u.loop.begin, 0, y->u.loop.begin, 1) ||
 		    !same(p, x->u.loop.end, 0, y->u.loop.end, 1) ||
 		    !same(p, x->u.loop.step, 0, y->u.loop.step, 1))
@@ -223,7 +202,6 @@ static bool injective(const struct pair *p, const struct access *s)
 {
 	struct hgc_tp_aff base[HGC_TP_AFF_MAX];
 	int64_t width[HGC_TP_AFF_MAX];
-	struct hgc_tir_var *vars[MAX_DEPTH];
 
 	if (s->n > HGC_TP_AFF_MAX)
 		return false;
@@ -235,9 +213,7 @@ static bool injective(const struct pair *p, const struct access *s)
 			base[d].t[k].var = (struct hgc_tir_var *)mapped(p, s->side, base[d].t[k].var);
 		width[d] = 1;
 	}
-	for (int k = 0; k < p->a.depth; k++)
-		vars[k] = p->a.loops[k]->u.loop.var;
-	return hgc_tp_disjoint(p->v, s->n, base, width, vars, p->a.depth);
+	return hgc_tp_disjoint(p->v, s->n, base, width, p->a.vars, p->a.depth);
 }
 
 /* Whether running the second body right after the first, per iteration, is right. */

@@ -82,6 +82,11 @@ struct hgc_tp_aff hgc_tp_affine(const struct hgc_tp_vars *v, const struct hgc_ti
 int64_t hgc_tp_aff_coef(const struct hgc_tp_aff *a, const struct hgc_tir_var *var);
 /* Structural equality of two expressions (same variables, tensors, constants). */
 bool hgc_tp_expr_eq(const struct hgc_tir_expr *a, const struct hgc_tir_expr *b);
+/* The same with b's variables from[k] read as to[k] (b a renamed copy of a's loop). */
+bool hgc_tp_expr_eq_renamed(const struct hgc_tir_expr *a, const struct hgc_tir_expr *b,
+			    struct hgc_tir_var *const *from, struct hgc_tir_var *const *to, int n);
+/* Whether e is arithmetic only: no load, address, call or intrinsic (NULL: yes). */
+bool hgc_tp_pure(const struct hgc_tir_expr *e);
 /*
  * Whether distinct values of the variables vars (loops whose ranges are in
  * v) select disjoint slices: dim d of the slice is base[d] + [0, width[d]),
