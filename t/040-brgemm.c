@@ -54,6 +54,35 @@ static void test_short_rows(const char *isa)
 	}
 }
 
+/*
+ * f32 calls whose tiles take the 4-step k loop (AVX2: the asm trips of the
+ * full 5x2 and 6x2 tiles): rows that split into 5- and 6-row tiles, whole
+ * vectors and a masked last one, K of 4 to 9 and 63 (0 to 3 steps left
+ * after the trips), bs 1 and 3, beta 0/1, padded leading dimensions.
+ */
+static void test_kloop(const char *isa)
+{
+	static const int64_t ms[] = {5, 6, 11, 12, 17}, ns[] = {16, 32, 40}, ks[] = {4, 5, 6, 7, 9, 63};
+	char err[300] = "";
+	int mi, ni, ki, fails = 0, i = 0;
+
+	for (mi = 0; mi < 5; mi++)
+		for (ni = 0; ni < 3; ni++)
+			for (ki = 0; ki < 6; ki++, i++) {
+				struct bcase c = {HGC_RT_F32, ms[mi], ns[ni], ks[ki], 1 + 2 * (i % 2),
+						  i / 2 % 2, i % 3 ? 3 : 0, i % 5 ? FORM_ARRAY : FORM_STRD,
+						  (uint32_t)(7000 + i)};
+				char e[200];
+
+				if (run_case(&c, NULL, e, sizeof(e)) && !fails++)
+					snprintf(err, sizeof(err), "M=%lld N=%lld K=%lld bs=%lld: %s",
+						 (long long)c.M, (long long)c.N, (long long)c.K,
+						 (long long)c.bs, e);
+			}
+	if (!ok(fails == 0, "%s f32: rows of 5- and 6-row tiles, K 4-9 and 63, bs 1/3", isa))
+		diag("%d failed; first: %s", fails, err);
+}
+
 /* The shape sweep of each kind at the ISA in use. */
 static void test_sweep(const char *isa)
 {
@@ -583,6 +612,7 @@ int main(int argc, char **argv)
 		test_sweep(name);
 		test_strips(name);
 		test_short_rows(name);
+		test_kloop(name);
 		test_int8_extremes(name);
 		test_int8_small_b(name);
 		test_long_batch(name);
