@@ -56,17 +56,18 @@ static void test_short_rows(const char *isa)
 
 /*
  * f32 calls whose tiles take the 4-step k loop (AVX2: the asm trips of the
- * full 5x2 and 6x2 tiles): rows that split into 5- and 6-row tiles, whole
+ * full 4x2, 5x2 and 6x2 tiles): rows that split into 4- to 6-row tiles, whole
  * vectors and a masked last one, K of 4 to 9 and 63 (0 to 3 steps left
  * after the trips), bs 1 and 3, beta 0/1, padded leading dimensions.
  */
 static void test_kloop(const char *isa)
 {
-	static const int64_t ms[] = {5, 6, 11, 12, 17}, ns[] = {16, 32, 40}, ks[] = {4, 5, 6, 7, 9, 63};
+	static const int64_t ms[] = {4, 5, 6, 8, 11, 12, 14, 17}, ns[] = {16, 32, 40};
+	static const int64_t ks[] = {4, 5, 6, 7, 9, 63};
 	char err[300] = "";
 	int mi, ni, ki, fails = 0, i = 0;
 
-	for (mi = 0; mi < 5; mi++)
+	for (mi = 0; mi < 8; mi++)
 		for (ni = 0; ni < 3; ni++)
 			for (ki = 0; ki < 6; ki++, i++) {
 				struct bcase c = {HGC_RT_F32, ms[mi], ns[ni], ks[ki], 1 + 2 * (i % 2),
@@ -79,7 +80,7 @@ static void test_kloop(const char *isa)
 						 (long long)c.M, (long long)c.N, (long long)c.K,
 						 (long long)c.bs, e);
 			}
-	if (!ok(fails == 0, "%s f32: rows of 5- and 6-row tiles, K 4-9 and 63, bs 1/3", isa))
+	if (!ok(fails == 0, "%s f32: rows of 4- to 6-row tiles, K 4-9 and 63, bs 1/3", isa))
 		diag("%d failed; first: %s", fails, err);
 }
 
