@@ -102,67 +102,80 @@ VINLINE vreg vaddf(vreg a, vreg b)
 #define TILE_KUNROLL 1
 
 /*
- * The f32 k loop of the full 6x2, 5x2 and 4x2 tiles (a call's rows split
- * evenly into tiles of 6 and 5, or 4 for 7, 8 and 14 rows), four k steps
- * a trip, in asm: a step is its 2 B loads, its broadcasts and its FMAs,
- * and the pointers move once a trip (A through displacements 0, 4, 8 and
- * 12, B as b, b + ldb, b + 2 ldb, b + 3 ldb).
- * gcc's loop for the same tile moved its row pointers every step and kept
- * asm pins between the steps: 24-25 instructions a step against 21.5.
- * The difference shows when the core is shared: on this VM, calls of
- * 66x64x64 and 132x16x256 with blocks in cache, medians of 61 rounds
- * interleaved in one process, 8 runs: +4-5% (geometric mean of the
- * runs; their fastest rounds +1-3%).  The B and broadcast registers are
- * ymm13-15, clobbered rather than operands: an asm takes 30 operands,
- * and the 12 accumulators count twice.
+ * The k loop of the full 6x2, 5x2 and 4x2 f32 tiles (a call's rows split
+ * evenly into tiles of 6 and 5, or 4 for 7, 8 and 14 rows) and of the
+ * full 5x2 and 4x2 s16-pair tiles, four k steps a trip, in asm: a step is
+ * its 2 B loads, its broadcasts and its madds, and the pointers move once
+ * a trip (A through displacements 0, 4, 8 and 12, B as b, b + ldb, b +
+ * 2 ldb, b + 3 ldb).  gcc's loop for the same f32 tile moved its row
+ * pointers every step and kept asm pins between the steps: 24-25
+ * instructions a step against 21.5.  The difference shows when the core
+ * is shared: on this VM, calls of 66x64x64 and 132x16x256 with blocks in
+ * cache, medians of 61 rounds interleaved in one process, 8 runs: +4-5%
+ * (geometric mean of the runs; their fastest rounds +1-3%).  The B and
+ * broadcast registers (and the s16 products) are ymm12-15, clobbered
+ * rather than operands: an asm takes 30 operands, and the 12
+ * accumulators count twice.
  */
-#define KL_BCAST(addr, c0, c1)                                                                \
-	"vbroadcastss " addr ", %%ymm15\n\t"                                                 \
-	"vfmadd231ps %%ymm13, %%ymm15, %[" c0 "]\n\t"                                        \
-	"vfmadd231ps %%ymm14, %%ymm15, %[" c1 "]\n\t"
+#define KL_F32(c, bv) "vfmadd231ps " bv ", %%ymm15, %[" c "]\n\t"
+#define KL_I16(c, bv) "vpmaddwd " bv ", %%ymm15, %%ymm12\n\tvpaddd %%ymm12, %[" c "], %[" c "]\n\t"
+#define KL_BCAST(OP, addr, c0, c1)                                                            \
+	"vbroadcastss " addr ", %%ymm15\n\t" OP(c0, "%%ymm13") OP(c1, "%%ymm14")
 #define KL_LOADB(at) "vmovups " at ", %%ymm13\n\t" "vmovups 32" at ", %%ymm14\n\t"
-#define KL_ROWS4(d)                                                                           \
-	KL_BCAST(d "(%[a0])", "c00", "c01") KL_BCAST(d "(%[a0],%[lda],1)", "c10", "c11")     \
-	KL_BCAST(d "(%[a0],%[lda],2)", "c20", "c21") KL_BCAST(d "(%[a3])", "c30", "c31")
-#define KL_ROWS5(d) KL_ROWS4(d) KL_BCAST(d "(%[a3],%[lda],1)", "c40", "c41")
-#define KL_ROWS6(d) KL_ROWS5(d) KL_BCAST(d "(%[a3],%[lda],2)", "c50", "c51")
-#define KL_TRIP(ROWS)                                                                         \
-	KL_LOADB("(%[b])") ROWS("0") KL_LOADB("(%[b],%[ldb],1)") ROWS("4")                   \
-	KL_LOADB("(%[b2])") ROWS("8") KL_LOADB("(%[b2],%[ldb],1)") ROWS("12")
+#define KL_ROWS4(OP, d)                                                                       \
+	KL_BCAST(OP, d "(%[a0])", "c00", "c01") KL_BCAST(OP, d "(%[a0],%[lda],1)", "c10", "c11") \
+	KL_BCAST(OP, d "(%[a0],%[lda],2)", "c20", "c21") KL_BCAST(OP, d "(%[a3])", "c30", "c31")
+#define KL_ROWS5(OP, d) KL_ROWS4(OP, d) KL_BCAST(OP, d "(%[a3],%[lda],1)", "c40", "c41")
+#define KL_ROWS6(OP, d) KL_ROWS5(OP, d) KL_BCAST(OP, d "(%[a3],%[lda],2)", "c50", "c51")
+#define KL_TRIP(ROWS, OP)                                                                     \
+	KL_LOADB("(%[b])") ROWS(OP, "0") KL_LOADB("(%[b],%[ldb],1)") ROWS(OP, "4")           \
+	KL_LOADB("(%[b2])") ROWS(OP, "8") KL_LOADB("(%[b2],%[ldb],1)") ROWS(OP, "12")
 #define KL_ACC4(acc)                                                                          \
 	[c00] "+x"(acc[0][0]), [c01] "+x"(acc[0][1]), [c10] "+x"(acc[1][0]),                 \
 	[c11] "+x"(acc[1][1]), [c20] "+x"(acc[2][0]), [c21] "+x"(acc[2][1]),                 \
 	[c30] "+x"(acc[3][0]), [c31] "+x"(acc[3][1])
 #define KL_ACC5(acc) KL_ACC4(acc), [c40] "+x"(acc[4][0]), [c41] "+x"(acc[4][1])
+#define KL_ACC6(acc) KL_ACC5(acc), [c50] "+x"(acc[5][0]), [c51] "+x"(acc[5][1])
 #define KL_IN                                                                                 \
 	[a0] "r"(a0), [a3] "r"(a0 + 3 * lda_b), [b] "r"(b), [b2] "r"(b + 2 * ldb_b),         \
 	[lda] "r"(lda_b), [ldb] "r"(ldb_b)
-#define KL_CLOBBER "xmm13", "xmm14", "xmm15", "memory"
+#define KL_CLOBBER "xmm12", "xmm13", "xmm14", "xmm15", "memory"
 
-/* trips x 4 k steps of a full mr x 2 tile (mr 4 to 6), A's rows from a0, B's from b. */
+/* kloop's tiles and ops (it is defined after brgemm_tile.inc, which defines enum op). */
 static inline __attribute__((always_inline)) void
-f32_kloop(vreg acc[][4], const char *a0, const char *b, int64_t lda_b, int64_t ldb_b,
-	  int64_t trips, int mr)
+kloop(vreg acc[][4], int op, const char *a0, const char *b, int64_t lda_b, int64_t ldb_b,
+      int64_t trips, int mr);
+
+/*
+ * The hook of brgemm_tile.inc's tile_steps: full tiles of 2 vectors, f32
+ * of 4 to 6 rows, s16 pairs of 4 or 5 (6 would need a 17th register).
+ */
+#define TILE_KLOOP(acc, op, a, b, lda_b, ldb_b, trips, mr)                                    \
+	kloop(acc, op, a, b, lda_b, ldb_b, trips, mr)
+#define TILE_KLOOP_FITS(op, mr, nr)                                                           \
+	((nr) == 2 && (mr) >= 4 && ((op) == OP_F32 ? (mr) <= 6 : (op) == OP_I16 && (mr) <= 5))
+
+#include "runtime/brgemm_tile.inc"
+
+/* trips x 4 k steps of a full mr x 2 tile of op (TILE_KLOOP_FITS), A's rows from a0, B's from b. */
+static inline __attribute__((always_inline)) void
+kloop(vreg acc[][4], int op, const char *a0, const char *b, int64_t lda_b, int64_t ldb_b,
+      int64_t trips, int mr)
 {
 	for (; trips > 0; trips--, a0 += 16, b += 4 * ldb_b) {
-		if (mr == 6)
-			__asm__(KL_TRIP(KL_ROWS6)
-				: KL_ACC5(acc), [c50] "+x"(acc[5][0]), [c51] "+x"(acc[5][1])
-				: KL_IN
-				: KL_CLOBBER);
+		if (op == OP_I16 && mr == 5)
+			__asm__(KL_TRIP(KL_ROWS5, KL_I16) : KL_ACC5(acc) : KL_IN : KL_CLOBBER);
+		else if (op == OP_I16)
+			__asm__(KL_TRIP(KL_ROWS4, KL_I16) : KL_ACC4(acc) : KL_IN : KL_CLOBBER);
+		else if (mr == 6)
+			__asm__(KL_TRIP(KL_ROWS6, KL_F32) : KL_ACC6(acc) : KL_IN : KL_CLOBBER);
 		else if (mr == 5)
-			__asm__(KL_TRIP(KL_ROWS5) : KL_ACC5(acc) : KL_IN : KL_CLOBBER);
+			__asm__(KL_TRIP(KL_ROWS5, KL_F32) : KL_ACC5(acc) : KL_IN : KL_CLOBBER);
 		else
-			__asm__(KL_TRIP(KL_ROWS4) : KL_ACC4(acc) : KL_IN : KL_CLOBBER);
+			__asm__(KL_TRIP(KL_ROWS4, KL_F32) : KL_ACC4(acc) : KL_IN : KL_CLOBBER);
 	}
 }
 
-/* The hook of brgemm_tile.inc's tile_steps (full f32 tiles of 2 vectors and 4 to 6 rows). */
-#define TILE_F32_KLOOP(acc, a, b, lda_b, ldb_b, trips, mr)                                   \
-	f32_kloop(acc, a, b, lda_b, ldb_b, trips, mr)
-#define TILE_F32_KLOOP_FITS(mr, nr) ((nr) == 2 && (mr) >= 4 && (mr) <= 6)
-
-#include "runtime/brgemm_tile.inc"
 
 /*
  * Tile shapes, rows x vectors, widest first.  6x2 holds 12 accumulators,
