@@ -157,6 +157,8 @@ kloop(vreg acc[][4], int op, const char *a0, const char *b, int64_t lda_b, int64
 
 #include "runtime/brgemm_tile.inc"
 
+_Static_assert(TILE_MAX_NR == 4, "kloop takes the accumulators as acc[][4]");
+
 /* trips x 4 k steps of a full mr x 2 tile of op (TILE_KLOOP_FITS), A's rows from a0, B's from b. */
 static inline __attribute__((always_inline)) void
 kloop(vreg acc[][4], int op, const char *a0, const char *b, int64_t lda_b, int64_t ldb_b,
@@ -175,7 +177,6 @@ kloop(vreg acc[][4], int op, const char *a0, const char *b, int64_t lda_b, int64
 			__asm__(KL_TRIP(KL_ROWS4, KL_F32) : KL_ACC4(acc) : KL_IN : KL_CLOBBER);
 	}
 }
-
 
 /*
  * Tile shapes, rows x vectors, widest first.  6x2 holds 12 accumulators,
