@@ -111,7 +111,7 @@ VINLINE vreg vaddf(vreg a, vreg b)
  * pointers every step and kept asm pins between the steps: 24-25
  * instructions a step against 21.5.  The difference shows when the core
  * is shared: on this VM, calls of 66x64x64 and 132x16x256 with blocks in
- * cache, medians of 61 rounds interleaved in one process, 8 and 6 runs:
+ * cache, medians of 61 rounds interleaved in one process, 8 runs:
  * +6% (geometric mean of the runs; their fastest rounds +0-3%).  The B and
  * broadcast registers (and the s16 products) are ymm12-15, clobbered
  * rather than operands: an asm takes 30 operands, and the 12
