@@ -130,6 +130,7 @@ VINLINE vreg vaddf(vreg a, vreg b)
 #define KL_TRIP(ROWS, OP)                                                                     \
 	KL_LOADB("(%[b])") ROWS(OP, "0") KL_LOADB("(%[b],%[ldb],1)") ROWS(OP, "4")           \
 	KL_LOADB("(%[b2])") ROWS(OP, "8") KL_LOADB("(%[b2],%[ldb],1)") ROWS(OP, "12")
+#define KL_STEP(ROWS, OP) KL_LOADB("(%[b])") ROWS(OP, "0")
 #define KL_ACC4(acc)                                                                          \
 	[c00] "+x"(acc[0][0]), [c01] "+x"(acc[0][1]), [c10] "+x"(acc[1][0]),                 \
 	[c11] "+x"(acc[1][1]), [c20] "+x"(acc[2][0]), [c21] "+x"(acc[2][1]),                 \
@@ -144,14 +145,14 @@ VINLINE vreg vaddf(vreg a, vreg b)
 /* kloop's tiles and ops (it is defined after brgemm_tile.inc, which defines enum op). */
 static inline __attribute__((always_inline)) void
 kloop(vreg acc[][4], int op, const char *a0, const char *b, int64_t lda_b, int64_t ldb_b,
-      int64_t trips, int mr);
+      int64_t steps, int mr);
 
 /*
  * The hook of brgemm_tile.inc's tile_steps: full tiles of 2 vectors, f32
  * of 4 to 6 rows, s16 pairs of 4 or 5 (6 would need a 17th register).
  */
-#define TILE_KLOOP(acc, op, a, b, lda_b, ldb_b, trips, mr)                                    \
-	kloop(acc, op, a, b, lda_b, ldb_b, trips, mr)
+#define TILE_KLOOP(acc, op, a, b, lda_b, ldb_b, steps, mr)                                    \
+	kloop(acc, op, a, b, lda_b, ldb_b, steps, mr)
 #define TILE_KLOOP_FITS(op, mr, nr)                                                           \
 	((nr) == 2 && (mr) >= 4 && ((op) == OP_F32 ? (mr) <= 6 : (op) == OP_I16 && (mr) <= 5))
 
@@ -159,12 +160,18 @@ kloop(vreg acc[][4], int op, const char *a0, const char *b, int64_t lda_b, int64
 
 _Static_assert(TILE_MAX_NR == 4, "kloop takes the accumulators as acc[][4]");
 
-/* trips x 4 k steps of a full mr x 2 tile of op (TILE_KLOOP_FITS), A's rows from a0, B's from b. */
+/*
+ * The steps k steps of a full mr x 2 tile of op (TILE_KLOOP_FITS), A's rows
+ * from a0, B's from b: trips of 4, then the 0-3 left one by one (conv1's
+ * K = 21 leaves one per batch element).
+ */
 static inline __attribute__((always_inline)) void
 kloop(vreg acc[][4], int op, const char *a0, const char *b, int64_t lda_b, int64_t ldb_b,
-      int64_t trips, int mr)
+      int64_t steps, int mr)
 {
-	for (; trips > 0; trips--, a0 += 16, b += 4 * ldb_b) {
+	int64_t left = steps % 4, trips;
+
+	for (trips = steps / 4; trips > 0; trips--, a0 += 16, b += 4 * ldb_b) {
 		if (op == OP_I16 && mr == 5)
 			__asm__(KL_TRIP(KL_ROWS5, KL_I16) : KL_ACC5(acc) : KL_IN : KL_CLOBBER);
 		else if (op == OP_I16)
@@ -175,6 +182,18 @@ kloop(vreg acc[][4], int op, const char *a0, const char *b, int64_t lda_b, int64
 			__asm__(KL_TRIP(KL_ROWS5, KL_F32) : KL_ACC5(acc) : KL_IN : KL_CLOBBER);
 		else
 			__asm__(KL_TRIP(KL_ROWS4, KL_F32) : KL_ACC4(acc) : KL_IN : KL_CLOBBER);
+	}
+	for (; left > 0; left--, a0 += 4, b += ldb_b) {
+		if (op == OP_I16 && mr == 5)
+			__asm__(KL_STEP(KL_ROWS5, KL_I16) : KL_ACC5(acc) : KL_IN : KL_CLOBBER);
+		else if (op == OP_I16)
+			__asm__(KL_STEP(KL_ROWS4, KL_I16) : KL_ACC4(acc) : KL_IN : KL_CLOBBER);
+		else if (mr == 6)
+			__asm__(KL_STEP(KL_ROWS6, KL_F32) : KL_ACC6(acc) : KL_IN : KL_CLOBBER);
+		else if (mr == 5)
+			__asm__(KL_STEP(KL_ROWS5, KL_F32) : KL_ACC5(acc) : KL_IN : KL_CLOBBER);
+		else
+			__asm__(KL_STEP(KL_ROWS4, KL_F32) : KL_ACC4(acc) : KL_IN : KL_CLOBBER);
 	}
 }
 
