@@ -141,6 +141,20 @@ VINLINE vreg vaddf(vreg a, vreg b)
 	[a0] "r"(a0), [a3] "r"(a0 + 3 * lda_b), [b] "r"(b), [b2] "r"(b + 2 * ldb_b),         \
 	[lda] "r"(lda_b), [ldb] "r"(ldb_b)
 #define KL_CLOBBER "xmm12", "xmm13", "xmm14", "xmm15", "memory"
+/* The asm of PART (KL_TRIP or KL_STEP) for kloop's op and mr. */
+#define KL_BY_SHAPE(PART)                                                                     \
+	do {                                                                                 \
+		if (op == OP_I16 && mr == 5)                                                 \
+			__asm__(PART(KL_ROWS5, KL_I16) : KL_ACC5(acc) : KL_IN : KL_CLOBBER); \
+		else if (op == OP_I16)                                                       \
+			__asm__(PART(KL_ROWS4, KL_I16) : KL_ACC4(acc) : KL_IN : KL_CLOBBER); \
+		else if (mr == 6)                                                            \
+			__asm__(PART(KL_ROWS6, KL_F32) : KL_ACC6(acc) : KL_IN : KL_CLOBBER); \
+		else if (mr == 5)                                                            \
+			__asm__(PART(KL_ROWS5, KL_F32) : KL_ACC5(acc) : KL_IN : KL_CLOBBER); \
+		else                                                                         \
+			__asm__(PART(KL_ROWS4, KL_F32) : KL_ACC4(acc) : KL_IN : KL_CLOBBER); \
+	} while (0)
 
 /* kloop's tiles and ops (it is defined after brgemm_tile.inc, which defines enum op). */
 static inline __attribute__((always_inline)) void
@@ -171,30 +185,10 @@ kloop(vreg acc[][4], int op, const char *a0, const char *b, int64_t lda_b, int64
 {
 	int64_t left = steps % 4, trips;
 
-	for (trips = steps / 4; trips > 0; trips--, a0 += 16, b += 4 * ldb_b) {
-		if (op == OP_I16 && mr == 5)
-			__asm__(KL_TRIP(KL_ROWS5, KL_I16) : KL_ACC5(acc) : KL_IN : KL_CLOBBER);
-		else if (op == OP_I16)
-			__asm__(KL_TRIP(KL_ROWS4, KL_I16) : KL_ACC4(acc) : KL_IN : KL_CLOBBER);
-		else if (mr == 6)
-			__asm__(KL_TRIP(KL_ROWS6, KL_F32) : KL_ACC6(acc) : KL_IN : KL_CLOBBER);
-		else if (mr == 5)
-			__asm__(KL_TRIP(KL_ROWS5, KL_F32) : KL_ACC5(acc) : KL_IN : KL_CLOBBER);
-		else
-			__asm__(KL_TRIP(KL_ROWS4, KL_F32) : KL_ACC4(acc) : KL_IN : KL_CLOBBER);
-	}
-	for (; left > 0; left--, a0 += 4, b += ldb_b) {
-		if (op == OP_I16 && mr == 5)
-			__asm__(KL_STEP(KL_ROWS5, KL_I16) : KL_ACC5(acc) : KL_IN : KL_CLOBBER);
-		else if (op == OP_I16)
-			__asm__(KL_STEP(KL_ROWS4, KL_I16) : KL_ACC4(acc) : KL_IN : KL_CLOBBER);
-		else if (mr == 6)
-			__asm__(KL_STEP(KL_ROWS6, KL_F32) : KL_ACC6(acc) : KL_IN : KL_CLOBBER);
-		else if (mr == 5)
-			__asm__(KL_STEP(KL_ROWS5, KL_F32) : KL_ACC5(acc) : KL_IN : KL_CLOBBER);
-		else
-			__asm__(KL_STEP(KL_ROWS4, KL_F32) : KL_ACC4(acc) : KL_IN : KL_CLOBBER);
-	}
+	for (trips = steps / 4; trips > 0; trips--, a0 += 16, b += 4 * ldb_b)
+		KL_BY_SHAPE(KL_TRIP);
+	for (; left > 0; left--, a0 += 4, b += ldb_b)
+		KL_BY_SHAPE(KL_STEP);
 }
 
 /*
