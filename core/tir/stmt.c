@@ -59,6 +59,19 @@ struct hgc_tir_stmt *hgc_tir_insert(struct hgc_tir_stmt *block, int pos,
 	return s;
 }
 
+/* Take the n statements from pos out of block. */
+void hgc_tir_remove(struct hgc_tir_stmt *block, int pos, int n)
+{
+	struct hgc_tir_stmt **v;
+
+	if (block->kind != HGC_TIR_S_BLOCK || pos < 0 || n < 0 || pos + n > block->u.block.n)
+		hgc_bug("tir: remove %d at %d from a %s of %d", n, pos,
+			block->kind == HGC_TIR_S_BLOCK ? "block" : "non-block", block->u.block.n);
+	v = block->u.block.stmts;
+	memmove(v + pos, v + pos + n, (size_t)(block->u.block.n - pos - n) * sizeof(*v));
+	block->u.block.n -= n;
+}
+
 /* Append s to parent if there is one. */
 static struct hgc_tir_stmt *place(struct hgc_tir_stmt *parent, struct hgc_tir_stmt *s)
 {

@@ -234,8 +234,8 @@ bool hgc_tp_expr_eq(const struct hgc_tir_expr *a, const struct hgc_tir_expr *b)
 	return hgc_tp_expr_eq_renamed(a, b, NULL, NULL, 0);
 }
 
-/* The variable b's var stands for in a: to[k] for from[k], else var itself. */
-static const struct hgc_tir_var *renamed(const struct hgc_tir_var *var,
+/* The variable var stands for after a renaming: to[k] for from[k], else var itself. */
+const struct hgc_tir_var *hgc_tp_renamed(const struct hgc_tir_var *var,
 					 struct hgc_tir_var *const *from,
 					 struct hgc_tir_var *const *to, int n)
 {
@@ -260,7 +260,7 @@ bool hgc_tp_expr_eq_renamed(const struct hgc_tir_expr *a, const struct hgc_tir_e
 	case HGC_TIR_E_INT: if (a->u.i != b->u.i) return false; break;
 	case HGC_TIR_E_FLOAT: if (memcmp(&a->u.f, &b->u.f, sizeof(a->u.f))) return false; break;
 	case HGC_TIR_E_VAR:
-		if (a->u.var != renamed(b->u.var, from, to, n))
+		if (a->u.var != hgc_tp_renamed(b->u.var, from, to, n))
 			return false;
 		break;
 	case HGC_TIR_E_LOAD: case HGC_TIR_E_ADDR:

@@ -24,7 +24,6 @@
 #include "passes_int.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #define MAX_DEPTH 8
 
@@ -88,10 +87,7 @@ static bool nest_of(struct hgc_tir_stmt *s, struct nest *n)
 static const struct hgc_tir_var *mapped(const struct pair *p, int side,
 					const struct hgc_tir_var *var)
 {
-	for (int k = 0; side == 1 && k < p->b.depth; k++)
-		if (p->b.vars[k] == var)
-			return p->a.vars[k];
-	return var;
+	return side == 1 ? hgc_tp_renamed(var, p->b.vars, p->a.vars, p->b.depth) : var;
 }
 
 /* Structural equality of x (of side sx) and y (of side sy), the second nest's loop
@@ -282,9 +278,7 @@ static void splice_blocks(struct hgc_tir_stmt *b)
 
 		if (c->kind != HGC_TIR_S_BLOCK || defines_tensor(c))
 			continue;
-		memmove(&b->u.block.stmts[i], &b->u.block.stmts[i + 1],
-			(size_t)(b->u.block.n - i - 1) * sizeof(*b->u.block.stmts));
-		b->u.block.n--;
+		hgc_tir_remove(b, i, 1);
 		for (int k = 0; k < c->u.block.n; k++)
 			hgc_tir_insert(b, i + k, c->u.block.stmts[k]);
 		i--;	/* look at what came in: it may be a block too */
@@ -312,8 +306,7 @@ static bool block_pre(struct hgc_tir_visitor *vis, struct hgc_tir_stmt *b)
 		if (nest_of(s[i], &p->a) && nest_of(s[i + 1], &p->b) && same_ranges(p) &&
 		    legal(p)) {
 			fuse(p);
-			memmove(&s[i + 1], &s[i + 2], (size_t)(b->u.block.n - i - 2) * sizeof(*s));
-			b->u.block.n--;
+			hgc_tir_remove(b, i + 1, 1);
 			w->changes++;
 		} else {
 			i++;

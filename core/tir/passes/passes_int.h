@@ -85,6 +85,10 @@ bool hgc_tp_expr_eq(const struct hgc_tir_expr *a, const struct hgc_tir_expr *b);
 /* The same with b's variables from[k] read as to[k] (b a renamed copy of a's loop). */
 bool hgc_tp_expr_eq_renamed(const struct hgc_tir_expr *a, const struct hgc_tir_expr *b,
 			    struct hgc_tir_var *const *from, struct hgc_tir_var *const *to, int n);
+/* The variable var stands for after a renaming: to[k] for from[k], else var itself. */
+const struct hgc_tir_var *hgc_tp_renamed(const struct hgc_tir_var *var,
+					 struct hgc_tir_var *const *from,
+					 struct hgc_tir_var *const *to, int n);
 /* Whether e is arithmetic only: no load, address, call or intrinsic (NULL: yes). */
 bool hgc_tp_pure(const struct hgc_tir_expr *e);
 /*

@@ -20,7 +20,6 @@
 #include "passes_int.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #define MAXD 16
 
@@ -326,9 +325,7 @@ static bool split_unit(struct pair *p, struct hgc_tir_stmt *blk, int j)
 	for (int i = 0; i < k; i++)
 		hgc_tir_insert(blk, j++, u2->u.block.stmts[i]);
 	hgc_tir_insert(blk, j, c);
-	memmove(&u2->u.block.stmts[0], &u2->u.block.stmts[k + 1],
-		(size_t)(u2->u.block.n - k - 1) * sizeof(*u2->u.block.stmts));
-	u2->u.block.n -= k + 1;
+	hgc_tir_remove(u2, 0, k + 1);
 	return true;
 }
 
@@ -344,8 +341,7 @@ static void merge(struct pair *p, struct hgc_tir_stmt *blk, int i, int j)
 	for (int k = i + 1; k < j; k++)
 		s[k - 1] = s[k];
 	s[j - 1] = u1;
-	memmove(&s[j], &s[j + 1], (size_t)(blk->u.block.n - j - 1) * sizeof(*s));
-	blk->u.block.n--;
+	hgc_tir_remove(blk, j, 1);
 	for (at = 0; b1->u.block.stmts[at] != p->a; at++)
 		;
 	for (int k = 0; u2 != p->b && k < u2->u.block.n - 1; k++)

@@ -206,9 +206,7 @@ static void unlink_stmt(struct hgc_tir_stmt *b, struct hgc_tir_stmt *s)
 		;
 	if (i == b->u.block.n)
 		hgc_bug("a tensor definition is not in its block");
-	memmove(&b->u.block.stmts[i], &b->u.block.stmts[i + 1],
-		(size_t)(b->u.block.n - i - 1) * sizeof(*b->u.block.stmts));
-	b->u.block.n--;
+	hgc_tir_remove(b, i, 1);
 }
 
 /* flatten's filter: a member of a shared buffer. */

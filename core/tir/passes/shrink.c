@@ -33,7 +33,6 @@
 #include "passes_int.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #define MAXD 16
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -229,9 +228,7 @@ static void shrink_to(struct shrink *sh, struct hgc_tir_tensor *t, int l, const 
 		t->dims[d] = hgc_tir_idx(sh->m, sl->hi[d] - sl->lo[d] + 1);
 	for (i = 0; b->u.block.stmts[i] != def->s; i++)
 		;
-	memmove(&b->u.block.stmts[i], &b->u.block.stmts[i + 1],
-		(size_t)(b->u.block.n - i - 1) * sizeof(*b->u.block.stmts));
-	b->u.block.n--;
+	hgc_tir_remove(b, i, 1);
 	body = hgc_tir_body(HGC_TP_LOOP(&sh->sc, l)->s);
 	hgc_tir_insert(body, 0, def->s);
 }
