@@ -402,6 +402,35 @@ static void test_space(void)
 	hgc_graph_free(g);
 }
 
+/*
+ * An empty space names the constraint that closed it: matmul_plain on a K
+ * that is a multiple of 1024 fails `K % 1024 != 0` for every candidate that
+ * got that far, although divides(M) of MB rejects more (every MB value
+ * that does not divide M).
+ */
+static void test_empty_space_blame(void)
+{
+	const struct hgc_tmpl *t = hgc_tmpl_find("matmul_plain");
+	struct hgc_graph *g = hgc_graph_new();
+	struct hgc_tmpl_bind b;
+	struct hgc_tmpl_env e;
+	struct hgc_diag d;
+	struct hgc_op *op;
+
+	hgc_diag_init(&d);
+	op = lc_op(g, HGC_OP_MATMUL, UNDEF, 2, lc_input(g, "a", F32, 2, (int64_t[]){1024, 1024}),
+		   lc_input(g, "b", F32, 2, (int64_t[]){1024, 64}));
+	lc_out(g, op);
+	if (ok(t && hgc_tmpl_bind(t, op, 1, &b) == 0, "matmul_plain binds a 1024x1024x64 MatMul")) {
+		is_int(hgc_tmpl_choose_padding(&b, NULL, 0, &e, &d), -1, "but no candidate is valid");
+		if (!ok(strstr(hgc_diag_text(&d), "no parameter values satisfy K % 1024 != 0"),
+			"the error names K %% 1024 != 0"))
+			diag("got: %s", hgc_diag_text(&d));
+	}
+	hgc_diag_release(&d);
+	hgc_graph_free(g);
+}
+
 /* The valid candidates of a walk in order: their count and a hash of every slot. */
 struct visits {
 	long n;
@@ -664,6 +693,7 @@ int main(void)
 	test_rules();
 	test_rule_errors();
 	test_space();
+	test_empty_space_blame();
 	test_pruning();
 	test_goldens();
 	test_const_b();

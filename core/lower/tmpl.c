@@ -343,8 +343,15 @@ static int keep_best(const struct hgc_tmpl_env *e, void *ctx)
 	return 0;
 }
 
-/* Report why no candidate is valid: a pin outside its domain, or the
-   constraint that rejected the most candidates. */
+/*
+ * Report why no candidate is valid: a pin outside its domain, a constraint
+ * of the first pinned parameter, or else the last constraint (in checking
+ * order) that rejected any candidate.  Those candidates met every
+ * constraint before it, so it is the one that closed the space: counting
+ * rejections instead blamed divides(M) of matmul_plain's MB (which rejects
+ * the MB values that do not divide M, of every space) for a K that is a
+ * multiple of 1024, which its `K % 1024 != 0` alone excludes.
+ */
 static int no_candidate(const struct walk *w, const struct hgc_tmpl_bind *b,
 			struct hgc_diag *d)
 {
@@ -364,7 +371,7 @@ static int no_candidate(const struct walk *w, const struct hgc_tmpl_bind *b,
 				 t->params[t->syms[p->sym].decl].domain_text, t->syms[p->sym].name);
 	}
 	for (i = 0; i < t->nconstraints; i++)
-		if (w->fails[i] && (worst < 0 || w->fails[i] > w->fails[worst]))
+		if (w->fails[i])
 			worst = i;
 	for (i = 0; w->npins && i < t->nconstraints; i++)
 		if (w->fails[i] && t->constraints[i].param == t->syms[w->pins[0].sym].decl &&
