@@ -104,7 +104,8 @@ VINLINE vreg vaddf(vreg a, vreg b)
 /*
  * The k loop of the full 6x2, 5x2 and 4x2 f32 tiles (a call's rows split
  * evenly into tiles of 6 and 5, or 4 for 7, 8 and 14 rows) and of the
- * full 5x2 and 4x2 s16-pair tiles, four k steps a trip, in asm: a step is
+ * full 5x2 and 4x2 int8 tiles (s16 pairs, and vpmaddubsw for a checked B:
+ * ubs_steps), four k steps a trip, in asm: a step is
  * its 2 B loads, its broadcasts and its madds, and the pointers move once
  * a trip (A through displacements 0, 4, 8 and 12, B as b, b + ldb, b +
  * 2 ldb, b + 3 ldb).  gcc's loop for the same f32 tile moved its row
@@ -117,10 +118,17 @@ VINLINE vreg vaddf(vreg a, vreg b)
  * rather than operands: an asm takes 30 operands, and the 12
  * accumulators count twice.
  */
-#define KL_F32(c, bv) "vfmadd231ps " bv ", %%ymm15, %[" c "]\n\t"
-#define KL_I16(c, bv) "vpmaddwd " bv ", %%ymm15, %%ymm12\n\tvpaddd %%ymm12, %[" c "], %[" c "]\n\t"
-#define KL_BCAST(OP, addr, c0, c1)                                                            \
-	"vbroadcastss " addr ", %%ymm15\n\t" OP(c0, "%%ymm13") OP(c1, "%%ymm14")
+#define KL_F32_COL(c, bv) "vfmadd231ps " bv ", %%ymm15, %[" c "]\n\t"
+#define KL_F32(c0, c1) KL_F32_COL(c0, "%%ymm13") KL_F32_COL(c1, "%%ymm14")
+#define KL_I16_COL(c, bv)                                                                     \
+	"vpmaddwd " bv ", %%ymm15, %%ymm12\n\tvpaddd %%ymm12, %[" c "], %[" c "]\n\t"
+#define KL_I16(c0, c1) KL_I16_COL(c0, "%%ymm13") KL_I16_COL(c1, "%%ymm14")
+/* both vpmaddubsw of a row first, as ubs_row orders them (its comment) */
+#define KL_UBS(c0, c1)                                                                        \
+	"vpmaddubsw %%ymm13, %%ymm15, %%ymm11\n\tvpmaddubsw %%ymm14, %%ymm15, %%ymm12\n\t"       \
+	"vpmaddwd %[one], %%ymm11, %%ymm11\n\tvpmaddwd %[one], %%ymm12, %%ymm12\n\t"             \
+	"vpaddd %%ymm11, %[" c0 "], %[" c0 "]\n\tvpaddd %%ymm12, %[" c1 "], %[" c1 "]\n\t"
+#define KL_BCAST(OP, addr, c0, c1) "vbroadcastss " addr ", %%ymm15\n\t" OP(c0, c1)
 #define KL_LOADB(at) "vmovups " at ", %%ymm13\n\t" "vmovups 32" at ", %%ymm14\n\t"
 #define KL_ROWS4(OP, d)                                                                       \
 	KL_BCAST(OP, d "(%[a0])", "c00", "c01") KL_BCAST(OP, d "(%[a0],%[lda],1)", "c10", "c11") \
@@ -141,10 +149,19 @@ VINLINE vreg vaddf(vreg a, vreg b)
 	[a0] "r"(a0), [a3] "r"(a0 + 3 * lda_b), [b] "r"(b), [b2] "r"(b + 2 * ldb_b),         \
 	[lda] "r"(lda_b), [ldb] "r"(ldb_b)
 #define KL_CLOBBER "xmm12", "xmm13", "xmm14", "xmm15", "memory"
+/* vpmaddubsw's tiles: the s16 sums in ymm11 and ymm12, the s16 ones an operand */
+#define KL_IN_UBS KL_IN, [one] "x"(one)
+#define KL_CLOBBER_UBS "xmm11", KL_CLOBBER
 /* The asm of PART (KL_TRIP or KL_STEP) for kloop's op and mr. */
 #define KL_BY_SHAPE(PART)                                                                     \
 	do {                                                                                 \
-		if (op == OP_I16 && mr == 5)                                                 \
+		if (op == OP_I8_UBS && mr == 5)                                              \
+			__asm__(PART(KL_ROWS5, KL_UBS) : KL_ACC5(acc) : KL_IN_UBS            \
+				: KL_CLOBBER_UBS);                                           \
+		else if (op == OP_I8_UBS)                                                    \
+			__asm__(PART(KL_ROWS4, KL_UBS) : KL_ACC4(acc) : KL_IN_UBS            \
+				: KL_CLOBBER_UBS);                                           \
+		else if (op == OP_I16 && mr == 5)                                            \
 			__asm__(PART(KL_ROWS5, KL_I16) : KL_ACC5(acc) : KL_IN : KL_CLOBBER); \
 		else if (op == OP_I16)                                                       \
 			__asm__(PART(KL_ROWS4, KL_I16) : KL_ACC4(acc) : KL_IN : KL_CLOBBER); \
@@ -184,6 +201,7 @@ kloop(vreg acc[][4], int op, const char *a0, const char *b, int64_t lda_b, int64
       int64_t steps, int mr)
 {
 	int64_t left = steps % 4, trips;
+	const vreg one = _mm256_set1_epi16(1);	/* vpmaddwd's, for OP_I8_UBS */
 
 	for (trips = steps / 4; trips > 0; trips--, a0 += 16, b += 4 * ldb_b)
 		KL_BY_SHAPE(KL_TRIP);
@@ -260,7 +278,11 @@ ubs_step(vreg acc[TILE_MAX_MR][TILE_MAX_NR], const char *base[6], const char *bp
 	}
 }
 
-/* All k steps of one batch element of a checked-B int8 tile: a at its first row, bp at its column. */
+/*
+ * All k steps of one batch element of a checked-B int8 tile: a at its first
+ * row, bp at its column.  Full 5x2 and 4x2 tiles that do not check B take
+ * kloop's asm.
+ */
 TILE_INLINE void
 ubs_steps(vreg acc[TILE_MAX_MR][TILE_MAX_NR], const char *a, const char *bp, int64_t lda_b,
 	  int64_t ldb_b, int64_t steps, int mr, int nr, int full, vmask last, int chk,
@@ -270,6 +292,10 @@ ubs_steps(vreg acc[TILE_MAX_MR][TILE_MAX_NR], const char *a, const char *bp, int
 	int64_t s;
 	int g, nbase = row_nbase(mr);
 
+	if (full && !chk && nr == 2 && (mr == 4 || mr == 5)) {
+		kloop(acc, OP_I8_UBS, a, bp, lda_b, ldb_b, steps, mr);
+		return;
+	}
 	UNROLL for (g = 0; g < nbase; g++)
 		base[g] = a + 3 * g * lda_b;
 	for (s = 0; s < steps; s++, bp += ldb_b)

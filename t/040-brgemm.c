@@ -55,33 +55,57 @@ static void test_short_rows(const char *isa)
 }
 
 /*
- * f32 calls whose tiles take the 4-step k loop (AVX2: the asm trips of the
- * full 4x2, 5x2 and 6x2 tiles): rows that split into 4- to 6-row tiles, whole
- * vectors and a masked last one, K of 4 to 9 and 63 (0 to 3 steps left
- * after the trips), bs 1 and 3, beta 0/1, padded leading dimensions.
+ * Calls whose tiles take the 4-step k loop (AVX2: the asm trips of the full
+ * 4x2, 5x2 and 6x2 f32 tiles, and of the full 4x2 and 5x2 int8 tiles, s16
+ * pairs for any B, vpmaddubsw for B in [-64, 64]): rows that split into 4-
+ * to 6-row tiles, whole vectors and a masked last one, 4 to 9 and 63 k
+ * steps (0 to 3 left after the trips; an int8 step is a group of 4 k), bs
+ * 1 and 3, beta 0/1, padded leading dimensions.
  */
-static void test_kloop(const char *isa)
+static int kloop_cases(enum hgc_rt_kind kind, char *err, size_t n)
 {
 	static const int64_t ms[] = {4, 5, 6, 8, 11, 12, 14, 17}, ns[] = {16, 32, 40};
-	static const int64_t ks[] = {4, 5, 6, 7, 9, 63};
-	char err[300] = "";
+	static const int64_t steps[] = {4, 5, 6, 7, 9, 63};
 	int mi, ni, ki, fails = 0, i = 0;
 
 	for (mi = 0; mi < 8; mi++)
 		for (ni = 0; ni < 3; ni++)
 			for (ki = 0; ki < 6; ki++, i++) {
-				struct bcase c = {HGC_RT_F32, ms[mi], ns[ni], ks[ki], 1 + 2 * (i % 2),
-						  i / 2 % 2, i % 3 ? 3 : 0, i % 5 ? FORM_ARRAY : FORM_STRD,
-						  (uint32_t)(7000 + i)};
+				struct bcase c = {kind, ms[mi], ns[ni], steps[ki] * kgrp[kind],
+						  1 + 2 * (i % 2), i / 2 % 2, i % 3 ? 3 : 0,
+						  i % 5 ? FORM_ARRAY : FORM_STRD, (uint32_t)(7000 + i)};
 				char e[200];
 
 				if (run_case(&c, NULL, e, sizeof(e)) && !fails++)
-					snprintf(err, sizeof(err), "M=%lld N=%lld K=%lld bs=%lld: %s",
+					snprintf(err, n, "M=%lld N=%lld K=%lld bs=%lld: %s",
 						 (long long)c.M, (long long)c.N, (long long)c.K,
 						 (long long)c.bs, e);
 			}
-	if (!ok(fails == 0, "%s f32: rows of 4- to 6-row tiles, K 4-9 and 63, bs 1/3", isa))
-		diag("%d failed; first: %s", fails, err);
+	return fails;
+}
+
+static void test_kloop(const char *isa)
+{
+	static const struct {
+		enum hgc_rt_kind kind;
+		int b_range;
+		const char *what;
+	} kinds[] = {
+		{HGC_RT_F32, 0, "f32"},
+		{HGC_RT_U8S8, 0, "u8s8s32, any B"},
+		{HGC_RT_U8S8, 64, "u8s8s32, B in [-64, 64]"},
+	};
+	char err[300] = "";
+	int k, fails;
+
+	for (k = 0; k < 3; k++) {
+		b_range = kinds[k].b_range;
+		fails = kloop_cases(kinds[k].kind, err, sizeof(err));
+		b_range = 0;
+		if (!ok(fails == 0, "%s %s: rows of 4- to 6-row tiles, 4-9 and 63 k steps, bs 1/3",
+			isa, kinds[k].what))
+			diag("%d failed; first: %s", fails, err);
+	}
 }
 
 /* The shape sweep of each kind at the ISA in use. */
