@@ -339,17 +339,43 @@ ubs_tile(const struct hgc_rt_call *c, int64_t m0, int64_t n0, int nlast, int mr,
 	return ubs_body(c, m0, n0, nlast, mr, nr, 0, chk);
 }
 
-/* The checked-B int8 tiles and their table, as TILES makes them for the other ops. */
+/*
+ * A strip of checked-B int8 tiles that do not check: mr rows at m0 over
+ * nblk whole column blocks of nr vectors from column n0, in one function,
+ * as brgemm_tile.inc's strip does for the other ops (the call copied, so
+ * that the stores to C do not make the compiler reload its fields).  With
+ * K = 64 a 5x2 tile has 16 k steps, 160 cycles of vpmaddubsw and vpmaddwd,
+ * and its call and prologue were a large part of it.  No prefetch of the
+ * next C (ubs_blocks says why): next is unused.
+ */
+TILE_INLINE void
+ubs_strip(const struct hgc_rt_call *c, int64_t m0, int64_t n0, int64_t nblk, int mr, int nr)
+{
+	const struct hgc_rt_call l = *c;
+	int64_t blk;
+
+	for (blk = 0; blk < nblk; blk++, n0 += nr * VL)
+		ubs_body(&l, m0, n0, VL, mr, nr, 1, 0);
+}
+
+/* The checked-B int8 tiles, their strips and their table, as TILES makes them for the other ops. */
 #define UBS_DEF(m, n, o)                                                                     \
 	static TILE_NOSAN void o##_##m##x##n(const struct hgc_rt_call *c, int64_t m0,        \
 					     int64_t n0, int nlast)                          \
 	{                                                                                    \
 		ubs_tile(c, m0, n0, nlast, m, n, 0);                                         \
+	}                                                                                    \
+	static TILE_NOSAN void o##_##m##x##n##_strip(const struct hgc_rt_call *c, int64_t m0, \
+						     int64_t n0, int64_t nblk, int next)     \
+	{                                                                                    \
+		(void)next;                                                                  \
+		ubs_strip(c, m0, n0, nblk, m, n);                                            \
 	}
 #define UBS_SHAPE_DEF(m, n, o) UBS_DEF(m, n, o) TILE_EDGES(m)(UBS_DEF, n, o)
 UBS_SHAPES(UBS_SHAPE_DEF, OP_I8_UBS)
 static const struct tiles ubs_tiles = {
 	.fn = {UBS_SHAPES(SHAPE_ENT, OP_I8_UBS)},
+	.strip = {UBS_SHAPES(SHAPE_STRIP, OP_I8_UBS)},
 	.mr = {UBS_SHAPES(SHAPE_MR, OP_I8_UBS)},
 	.nr = UBS_SHAPES(SHAPE_FIRST_NR, OP_I8_UBS) 0,
 };
@@ -629,6 +655,7 @@ static int ubs_blocks(const struct hgc_rt_call *c, int nr, int64_t v0, int64_t v
 		      int nlast)
 {
 	int64_t r0 = c->M < CHK_ROWS ? c->M : CHK_ROWS, m0, v, i, q, extra, chunk;
+	int64_t nwhole = (v1 - v0) / nr - (v1 == nv && nlast != VL);
 	const char *nb;
 	int rows;
 
@@ -642,7 +669,12 @@ static int ubs_blocks(const struct hgc_rt_call *c, int nr, int64_t v0, int64_t v
 		rows = tile_rows(&ubs_tiles, nr, c->M - m0, i, q, extra);
 		if (v0 == 0 && nb)
 			prefetch_lines(nb + i * chunk, chunk);
-		for (v = v0; v < v1; v += nr)
+		v = v0;
+		if (nwhole >= 2) {	/* whole blocks as a strip, a masked last one after */
+			ubs_tiles.strip[nr][rows](c, m0, v0 * VL, nwhole, 0);
+			v += nwhole * nr;
+		}
+		for (; v < v1; v += nr)
 			ubs_tiles.fn[nr][rows](c, m0, v * VL, v + nr == nv ? nlast : VL);
 	}
 	return 1;
