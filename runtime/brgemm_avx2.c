@@ -644,7 +644,8 @@ static void ubs_next_b(const struct hgc_rt_call *c, const char **nb, int64_t *ch
 /*
  * Column blocks [v0, v1) (at least one) of a vpmaddubsw call: the first
  * rows checking B, then the other rows as run_blocks (brgemm_tile.inc)
- * does them, split evenly, each row tile of the first block asking for
+ * does them, split evenly, two or more whole blocks of a row tile as a
+ * strip (ubs_strip), each row tile of the first block asking for
  * its share of the next call's B (ubs_next_b), but without run_blocks'
  * prefetchw of the next tile's C: on these int8 calls it cost more than
  * it saved (thread CPU time, best of 6 interleaved, load 5-6: 1024^3
