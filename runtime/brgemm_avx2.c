@@ -179,13 +179,15 @@ kloop(vreg acc[][4], int op, const char *a0, const char *b, int64_t lda_b, int64
       int64_t steps, int mr);
 
 /*
- * The hook of brgemm_tile.inc's tile_steps: full tiles of 2 vectors, f32
- * of 4 to 6 rows, s16 pairs of 4 or 5 (6 would need a 17th register).
+ * The hook of brgemm_tile.inc's tile_steps (and of ubs_steps): full tiles
+ * of 2 vectors, f32 of 4 to 6 rows, int8 of 4 or 5 (6 would need a 17th
+ * register).
  */
 #define TILE_KLOOP(acc, op, a, b, lda_b, ldb_b, steps, mr)                                    \
 	kloop(acc, op, a, b, lda_b, ldb_b, steps, mr)
 #define TILE_KLOOP_FITS(op, mr, nr)                                                           \
-	((nr) == 2 && (mr) >= 4 && ((op) == OP_F32 ? (mr) <= 6 : (op) == OP_I16 && (mr) <= 5))
+	((nr) == 2 && (mr) >= 4 &&                                                           \
+	 ((op) == OP_F32 ? (mr) <= 6 : ((op) == OP_I16 || (op) == OP_I8_UBS) && (mr) <= 5))
 
 #include "runtime/brgemm_tile.inc"
 
@@ -292,8 +294,8 @@ ubs_steps(vreg acc[TILE_MAX_MR][TILE_MAX_NR], const char *a, const char *bp, int
 	int64_t s;
 	int g, nbase = row_nbase(mr);
 
-	if (full && !chk && nr == 2 && (mr == 4 || mr == 5)) {
-		kloop(acc, OP_I8_UBS, a, bp, lda_b, ldb_b, steps, mr);
+	if (full && !chk && TILE_KLOOP_FITS(OP_I8_UBS, mr, nr)) {
+		TILE_KLOOP(acc, OP_I8_UBS, a, bp, lda_b, ldb_b, steps, mr);
 		return;
 	}
 	UNROLL for (g = 0; g < nbase; g++)
