@@ -64,12 +64,25 @@ void hgc_tir_remove(struct hgc_tir_stmt *block, int pos, int n)
 {
 	struct hgc_tir_stmt **v;
 
-	if (block->kind != HGC_TIR_S_BLOCK || pos < 0 || n < 0 || pos + n > block->u.block.n)
-		hgc_bug("tir: remove %d at %d from a %s of %d", n, pos,
-			block->kind == HGC_TIR_S_BLOCK ? "block" : "non-block", block->u.block.n);
+	if (block->kind != HGC_TIR_S_BLOCK)
+		hgc_bug("tir: remove %d at %d from a non-block", n, pos);
+	if (pos < 0 || n < 0 || pos + n > block->u.block.n)
+		hgc_bug("tir: remove %d at %d from a block of %d", n, pos, block->u.block.n);
 	v = block->u.block.stmts;
 	memmove(v + pos, v + pos + n, (size_t)(block->u.block.n - pos - n) * sizeof(*v));
 	block->u.block.n -= n;
+}
+
+/* Take statement s out of block (a bug when it is not there). */
+void hgc_tir_unlink(struct hgc_tir_stmt *block, const struct hgc_tir_stmt *s)
+{
+	int i;
+
+	for (i = 0; i < block->u.block.n && block->u.block.stmts[i] != s; i++)
+		;
+	if (i == block->u.block.n)
+		hgc_bug("tir: unlink of a statement that is not in its block");
+	hgc_tir_remove(block, i, 1);
 }
 
 /* Append s to parent if there is one. */

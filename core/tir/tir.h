@@ -392,6 +392,8 @@ struct hgc_tir_stmt *hgc_tir_insert(struct hgc_tir_stmt *block, int pos,
 				    struct hgc_tir_stmt *s);
 /* Take the n statements from pos out of block (they stay allocated in the module). */
 void hgc_tir_remove(struct hgc_tir_stmt *block, int pos, int n);
+/* Take statement s out of block; a bug when s is not one of its statements. */
+void hgc_tir_unlink(struct hgc_tir_stmt *block, const struct hgc_tir_stmt *s);
 /* step NULL: 1 */
 struct hgc_tir_stmt *hgc_tir_for(struct hgc_tir_module *m, struct hgc_tir_stmt *parent,
 				 struct hgc_tir_var *var, struct hgc_tir_expr *begin,

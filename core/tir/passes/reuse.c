@@ -197,18 +197,6 @@ static void retarget_expr(struct hgc_tir_visitor *v, struct hgc_tir_expr *e)
 		e->u.tensor = ru->bufs[r->buffer].tensor;
 }
 
-/* Remove statement s from block b. */
-static void unlink_stmt(struct hgc_tir_stmt *b, struct hgc_tir_stmt *s)
-{
-	int i;
-
-	for (i = 0; i < b->u.block.n && b->u.block.stmts[i] != s; i++)
-		;
-	if (i == b->u.block.n)
-		hgc_bug("a tensor definition is not in its block");
-	hgc_tir_remove(b, i, 1);
-}
-
 /* flatten's filter: a member of a shared buffer. */
 static bool shared_member(void *ctx, const struct hgc_tir_tensor *t)
 {
@@ -249,7 +237,7 @@ static int rewrite(struct reuse *ru)
 		struct rtemp *r = ru->order[k];
 
 		if (ru->bufs[r->buffer].tensor) {
-			unlink_stmt(ru->sc.defs[r->t->id].block, ru->sc.defs[r->t->id].s);
+			hgc_tir_unlink(ru->sc.defs[r->t->id].block, ru->sc.defs[r->t->id].s);
 			changes++;
 		}
 	}

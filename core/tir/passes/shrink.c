@@ -211,7 +211,6 @@ static void shrink_to(struct shrink *sh, struct hgc_tir_tensor *t, int l, const 
 {
 	struct hgc_tp_def *def = &sh->sc.defs[t->id];
 	struct hgc_tir_stmt *b = def->block, *body;
-	int i;
 
 	for (size_t k = 0; k < sh->sc.acc.len; k++) {
 		const struct hgc_tp_access *a = HGC_TP_ACC(&sh->sc, k);
@@ -226,9 +225,7 @@ static void shrink_to(struct shrink *sh, struct hgc_tir_tensor *t, int l, const 
 	}
 	for (int d = 0; d < t->ndims; d++)
 		t->dims[d] = hgc_tir_idx(sh->m, sl->hi[d] - sl->lo[d] + 1);
-	for (i = 0; b->u.block.stmts[i] != def->s; i++)
-		;
-	hgc_tir_remove(b, i, 1);
+	hgc_tir_unlink(b, def->s);
 	body = hgc_tir_body(HGC_TP_LOOP(&sh->sc, l)->s);
 	hgc_tir_insert(body, 0, def->s);
 }
