@@ -307,7 +307,7 @@ static void test_decompose_quant(void)
 		.n = 1, .v.floats = (const double[]){0.02}});
 	pt_out(pt_end(op));
 	ok(hgc_pass_decompose(pt.g, NULL, &pt.d) == 0, "decompose leaves Quantize to lowprec");
-	pt_check(hgc_pass_decompose_quant, NULL, 1, "Divide Add TypeCast", 0, 0, true,
+	pt_check(hgc_pass_decompose_quant, NULL, 1, "Divide AddRound TypeCast", 0, 0, true,
 		 "Quantize u8 with a zero point");
 	pt_new();
 	x = pt_var("x", HGC_DT_S8, 3, I64(2), I64(3), I64(4));

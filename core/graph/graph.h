@@ -120,7 +120,8 @@ struct hgc_attr_spec {
  * The op table: X(enum suffix, oneDNN kind name, category, min inputs,
  * max inputs, function stem).  Every op has one output.  Each stem provides
  * <stem>_attrs (schema), <stem>_infer and <stem>_ref in core/graph/ops_*.c.
- * Rows after TypeCast are basic ops the passes decompose into (ops_extra.c).
+ * Rows after TypeCast are basic ops the passes decompose into (ops_extra.c,
+ * ops_binary.c's AddRound).
  */
 #define HGC_OP_LIST(X)                                                          \
 	X(MATMUL, "MatMul", TUNABLE, 2, 3, matmul)                              \
@@ -172,7 +173,8 @@ struct hgc_attr_spec {
 	X(QUANTIZE, "Quantize", COMPLEX, 1, 1, quantize)                        \
 	X(DEQUANTIZE, "Dequantize", COMPLEX, 1, 1, dequantize)                  \
 	X(TYPE_CAST, "TypeCast", FUSIBLE, 1, 1, type_cast)                      \
-	X(ERF, "Erf", FUSIBLE, 1, 1, erf_op)
+	X(ERF, "Erf", FUSIBLE, 1, 1, erf_op)                                    \
+	X(ADD_ROUND, "AddRound", FUSIBLE, 2, 2, add_round)
 
 enum hgc_op_kind {
 #define X(e, n, c, lo, hi, f) HGC_OP_##e,

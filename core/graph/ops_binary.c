@@ -1,6 +1,8 @@
 /*
  * ops_binary.c: BiasAdd and the broadcasting binary ops (Add, Subtract,
- * Multiply, Divide, Maximum, Minimum).
+ * Multiply, Divide, Maximum, Minimum), and AddRound, the basic op that ends
+ * a decomposed Quantize: a + zp rounded half to even as if the sum were
+ * exact (docs/passes.md, decompose_quant).
  */
 #include "graph_int.h"
 
@@ -106,6 +108,27 @@ BINARY(multiply, f_mul)
 BINARY(divide, f_div)
 BINARY(maximum, f_max)
 BINARY(minimum, f_min)
+
+/* AddRound: float operands; the sum in double is exact for an f32 and an integer. */
+static double f_add_round(double a, double b) { return hgc_round_half_even(a + b); }
+
+const struct hgc_attr_spec hgc_op_add_round_attrs[] = {
+	HGC_ATTR_STRING_DEF("auto_broadcast", "numpy"),
+	HGC_ATTR_END,
+};
+
+int hgc_op_add_round_infer(struct hgc_op *op, struct hgc_diag *d)
+{
+	if (hgc_op_want_dtype(op, 0, "input 0", HGC_DTM_FLOAT, d) ||
+	    hgc_op_want_dtype(op, 1, "input 1", HGC_DTM_FLOAT, d))
+		return -1;
+	return binary_infer(op, d);
+}
+
+void hgc_op_add_round_ref(const struct hgc_op *op, const void *const *in, void *const *out)
+{
+	binary_ref(op, in, out, f_add_round);
+}
 
 const struct hgc_attr_spec hgc_op_bias_add_attrs[] = {
 	HGC_ATTR_STRING_DEF("data_format", "NXC"),

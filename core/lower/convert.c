@@ -6,6 +6,8 @@
  */
 #include "lower_int.h"
 
+#include <math.h>
+
 /* Integer dtypes whose arithmetic LW_INT keeps exact. */
 static bool is_int_dt(enum hgc_dtype dt)
 {
@@ -83,6 +85,78 @@ struct hgc_tir_expr *lw_round_away(struct hgc_lower_ctx *cx, struct hgc_tir_stmt
 		       lw_f(cx, 1), lw_f(cx, 0))));
 	return lw_sel(cx, lw_bin(cx, HGC_TIR_LT, lw_v(cx, xv), lw_f(cx, 0)),
 		      hgc_tir_unary(cx->m, HGC_TIR_NEG, lw_v(cx, r)), lw_v(cx, r));
+}
+
+/* Ties of x, an f32, to odd: round half to even, then the other neighbour at a tie
+   (x - r is exact, and x + (x - r) = r +- 1 at a tie). */
+static struct hgc_tir_expr *round_half_odd(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
+					   struct hgc_tir_expr *x)
+{
+	struct hgc_tir_var *xv = lw_hold(cx, block, "x", x), *r, *d;
+
+	r = lw_let(cx, block, "r", lw_round_even(cx, block, lw_v(cx, xv)));
+	d = lw_let(cx, block, "d", lw_bin(cx, HGC_TIR_SUB, lw_v(cx, xv), lw_v(cx, r)));
+	return lw_sel(cx, lw_bin(cx, HGC_TIR_EQ, lw_call1(cx, HGC_TIR_I_ABS, lw_v(cx, d)),
+				 lw_f(cx, 0.5)),
+		      lw_bin(cx, HGC_TIR_ADD, lw_v(cx, xv), lw_v(cx, d)), lw_v(cx, r));
+}
+
+/*
+ * a + b rounded half to even for any f32 b: the sum s and its rounding error e
+ * (TwoSum, exact), then s rounded, moved to the other neighbour when s sits on
+ * a tie the exact sum is past (e points away from the rounded value).
+ */
+static struct hgc_tir_expr *add_round_any(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
+					  struct hgc_tir_expr *a, struct hgc_tir_expr *b)
+{
+	struct hgc_tir_var *av = lw_hold(cx, block, "a", a), *bv = lw_hold(cx, block, "b", b);
+	struct hgc_tir_var *s, *bb, *e, *r, *d;
+
+	s = lw_let(cx, block, "s", lw_bin(cx, HGC_TIR_ADD, lw_v(cx, av), lw_v(cx, bv)));
+	bb = lw_let(cx, block, "bb", lw_bin(cx, HGC_TIR_SUB, lw_v(cx, s), lw_v(cx, av)));
+	e = lw_let(cx, block, "e", lw_bin(cx, HGC_TIR_ADD,
+		lw_bin(cx, HGC_TIR_SUB, lw_v(cx, av),
+		       lw_bin(cx, HGC_TIR_SUB, lw_v(cx, s), lw_v(cx, bb))),
+		lw_bin(cx, HGC_TIR_SUB, lw_v(cx, bv), lw_v(cx, bb))));
+	r = lw_let(cx, block, "r", lw_round_even(cx, block, lw_v(cx, s)));
+	d = lw_let(cx, block, "d", lw_bin(cx, HGC_TIR_SUB, lw_v(cx, s), lw_v(cx, r)));
+	return lw_sel(cx, lw_bin(cx, HGC_TIR_AND,
+				 lw_bin(cx, HGC_TIR_EQ, lw_call1(cx, HGC_TIR_I_ABS, lw_v(cx, d)),
+					lw_f(cx, 0.5)),
+				 lw_bin(cx, HGC_TIR_GT, lw_bin(cx, HGC_TIR_MUL, lw_v(cx, d),
+							       lw_v(cx, e)), lw_f(cx, 0))),
+		      lw_bin(cx, HGC_TIR_ADD, lw_v(cx, s), lw_v(cx, d)), lw_v(cx, r));
+}
+
+/* AddRound (a zero point b added to a quotient a): with integer b of one parity the
+   quotient rounds alone, ties to b's parity, and adding b is then exact (or beyond
+   2^24, where every integer type saturates). */
+struct hgc_tir_expr *lw_add_round(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
+				  struct hgc_tir_expr *a, struct hgc_tir_expr *b, enum lw_zp zp)
+{
+	switch (zp) {
+	case LW_ZP_EVEN:
+		return lw_bin(cx, HGC_TIR_ADD, lw_round_even(cx, block, a), b);
+	case LW_ZP_ODD:
+		return lw_bin(cx, HGC_TIR_ADD, round_half_odd(cx, block, a), b);
+	default:
+		return add_round_any(cx, block, a, b);
+	}
+}
+
+/* What lw_add_round may assume of the n values v. */
+enum lw_zp lw_zp_kind(const double *v, int64_t n)
+{
+	bool even = true, odd = true;
+	int64_t i;
+
+	for (i = 0; i < n; i++) {
+		if (v[i] != nearbyint(v[i]) || fabs(v[i]) > 1 << 24)
+			return LW_ZP_ANY;
+		even &= fmod(v[i], 2) == 0;
+		odd &= fmod(v[i], 2) != 0;
+	}
+	return even ? LW_ZP_EVEN : odd ? LW_ZP_ODD : LW_ZP_ANY;
 }
 
 /*

@@ -20,6 +20,7 @@ static hgc_lower_fn *const lowerers[HGC_OP_COUNT] = {
 	[HGC_OP_DIVIDE] = hgc_lower_binary,
 	[HGC_OP_MAXIMUM] = hgc_lower_binary,
 	[HGC_OP_MINIMUM] = hgc_lower_binary,
+	[HGC_OP_ADD_ROUND] = hgc_lower_binary,
 	[HGC_OP_RELU] = hgc_lower_unary,
 	[HGC_OP_LEAKY_RELU] = hgc_lower_unary,
 	[HGC_OP_GELU] = hgc_lower_unary,

@@ -1,11 +1,12 @@
 /*
- * lower_binary.c: Add, Subtract, Multiply, Divide, Maximum, Minimum with
- * numpy broadcasting over the views, and BiasAdd.  f32 arithmetic rounds
+ * lower_binary.c: Add, Subtract, Multiply, Divide, Maximum, Minimum and
+ * AddRound with numpy broadcasting over the views, and BiasAdd.  f32 arithmetic rounds
  * once as the interpreter's double does; integers run exact in index and
  * saturate (Divide rounds its quotient half to even).
  */
 #include "lower_int.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Maximum / Minimum on f32: NaN if either is (a + b carries it), else the larger / smaller. */
@@ -61,12 +62,43 @@ static struct hgc_tir_expr *binary_int(struct hgc_lower_ctx *cx, struct hgc_tir_
 	return lw_div_int(cx, b, lw_v(cx, x[0]), lw_v(cx, x[1]), lo, hi);
 }
 
+/* What AddRound may assume of its second operand: a constant's parity, if one. */
+static enum lw_zp add_round_zp(const struct hgc_op *op)
+{
+	const struct hgc_tensor *b = op->in[1];
+	int64_t n = hgc_tensor_nelems(b), i;
+	double *v;
+	enum lw_zp zp;
+
+	if (!b->data)
+		return LW_ZP_ANY;
+	v = hgc_xcalloc((size_t)n + 1, sizeof(*v));
+	for (i = 0; i < n; i++)
+		v[i] = hgc_load_f64(b->dtype, b->data, i);
+	zp = lw_zp_kind(v, n);
+	free(v);
+	return zp;
+}
+
+/* One element of AddRound; the context is its lw_zp. */
+static struct hgc_tir_expr *add_round_f32(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *b,
+					  struct hgc_tir_var *const *x, const struct lw_map *mp)
+{
+	return lw_add_round(cx, b, lw_v(cx, x[0]), lw_v(cx, x[1]), *(const enum lw_zp *)mp->ctx);
+}
+
 /* The broadcasting binary ops. */
 int hgc_lower_binary(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct hgc_tir_stmt *block,
 		     struct hgc_lower_view *const *in, struct hgc_lower_view *out,
 		     struct hgc_diag *d)
 {
 	enum lw_kind kind = lw_kind_of(in, 2, true);
+	enum lw_zp zp;
+
+	if (op->kind == HGC_OP_ADD_ROUND) {
+		zp = add_round_zp(op);
+		return lw_map_simple(cx, op, block, 2, in, out, LW_F32, add_round_f32, &zp, d);
+	}
 
 	if (kind == LW_INT && (out->dtype == HGC_DT_F32 || out->dtype == HGC_DT_BF16))
 		kind = LW_F32;

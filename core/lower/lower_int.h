@@ -170,6 +170,13 @@ struct hgc_tir_expr *lw_convert(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *b
 /* An f32 x rounded to an integer, ties to even (f32 result). */
 struct hgc_tir_expr *lw_round_even(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
 				   struct hgc_tir_expr *x);
+/* Zero points as lw_add_round sees them: all even integers, all odd, or anything. */
+enum lw_zp { LW_ZP_EVEN, LW_ZP_ODD, LW_ZP_ANY };
+/* f32 a + b rounded to an integer, ties to even, as if the sum were exact. */
+struct hgc_tir_expr *lw_add_round(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
+				  struct hgc_tir_expr *a, struct hgc_tir_expr *b, enum lw_zp zp);
+/* The lw_zp that n values of b allow. */
+enum lw_zp lw_zp_kind(const double *v, int64_t n);
 /* An f32 x rounded to an integer, ties away from zero (C round). */
 struct hgc_tir_expr *lw_round_away(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *block,
 				   struct hgc_tir_expr *x);

@@ -1,6 +1,6 @@
 /*
- * lower_quant.c: Quantize (x / scale + zp, rounded half to even and
- * saturated by the store), Dequantize ((x - zp) * scale, the difference exact
+ * lower_quant.c: Quantize (x / scale + zp rounded half to even as if the sum
+ * were exact, lw_add_round, and saturated by the store), Dequantize ((x - zp) * scale, the difference exact
  * in index) and TypeCast.  Per-channel scales and zero points become module
  * constants indexed by the channel's position in the whole tensor, so the
  * ops lower on slices too.
@@ -17,6 +17,7 @@ struct quant {
 	struct hgc_tir_tensor *zps;	/* per channel: s32 [C] */
 	double scale;			/* per tensor */
 	int64_t zp;
+	enum lw_zp zp_kind;		/* the zero points' parity, for lw_add_round */
 	const struct hgc_lower_view *in;	/* for the channel's global index */
 };
 
@@ -68,6 +69,21 @@ static void quant_setup(struct hgc_lower_ctx *cx, const struct hgc_op *op,
 	q->zp = hgc_op_ints(op, "zps", &zps) ? zps[0] : 0;
 }
 
+/* The parity of every zero point (none: 0, even). */
+static enum lw_zp zps_kind(const struct hgc_op *op)
+{
+	const int64_t *zps;
+	int n = hgc_op_ints(op, "zps", &zps), i;
+	double *v = hgc_xcalloc((size_t)n + 1, sizeof(*v));
+	enum lw_zp k;
+
+	for (i = 0; i < n; i++)
+		v[i] = (double)zps[i];
+	k = lw_zp_kind(v, n);
+	free(v);
+	return k;
+}
+
 /* The scale (f32) and zero point (index) of the element the nest is at. */
 static void quant_params(struct hgc_lower_ctx *cx, const struct quant *q,
 			 const struct lw_nest *nest, struct hgc_tir_expr **scale,
@@ -86,16 +102,16 @@ static void quant_params(struct hgc_lower_ctx *cx, const struct quant *q,
 	*zp = lw_cast(cx, HGC_TIR_INDEX, hgc_tir_loadv(cx->m, q->zps, 1, ch));
 }
 
-/* x / scale + zp in f32. */
+/* x / scale in f32, plus zp rounded as if exact: an f32 add would round first. */
 static struct hgc_tir_expr *quant_elem(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *b,
 				       struct hgc_tir_var *const *x, const struct lw_map *mp)
 {
+	const struct quant *q = mp->ctx;
 	struct hgc_tir_expr *scale, *zp;
 
-	(void)b;
-	quant_params(cx, mp->ctx, mp->nest, &scale, &zp);
-	return lw_bin(cx, HGC_TIR_ADD, lw_bin(cx, HGC_TIR_DIV, lw_v(cx, x[0]), scale),
-		      lw_cast(cx, HGC_TIR_F32, zp));
+	quant_params(cx, q, mp->nest, &scale, &zp);
+	return lw_add_round(cx, b, lw_bin(cx, HGC_TIR_DIV, lw_v(cx, x[0]), scale),
+			    lw_cast(cx, HGC_TIR_F32, zp), q->zp_kind);
 }
 
 /* (x - zp) * scale: the difference exact in index, then f32. */
@@ -128,6 +144,7 @@ static int quant_run(struct hgc_lower_ctx *cx, const struct hgc_op *op,
 	if (in_kind == LW_INT && (in[0]->dtype == HGC_DT_F32 || in[0]->dtype == HGC_DT_BF16))
 		return hgc_op_error(op, d, "the input view must hold integers");
 	quant_setup(cx, op, in[0], &q);
+	q.zp_kind = zps_kind(op);
 	mp.in_kind[0] = in_kind;
 	mp.ctx = &q;
 	return lw_map_run(cx, block, &mp, d);

@@ -304,7 +304,9 @@ static struct hgc_tensor *qparam(struct hgc_pb *b, const struct hgc_op *op, bool
 	return t;
 }
 
-/* Quantize: cast(x / scale + zp), the cast rounding half to even and saturating. */
+/* Quantize: cast(AddRound(x / scale, zp)), the cast saturating (and rounding half
+   to even without a zero point).  AddRound rounds the exact sum: an f32 Add would
+   round it first, and then a quotient just below k + 0.5 could become the tie. */
 static struct hgc_tensor *quantize(struct hgc_pb *b, const struct hgc_op *op)
 {
 	struct hgc_tensor *q = hgc_pb_binary(b, HGC_OP_DIVIDE, F, op->in[0], qparam(b, op, false));
@@ -312,7 +314,7 @@ static struct hgc_tensor *quantize(struct hgc_pb *b, const struct hgc_op *op)
 
 	zp = qparam(b, op, true);
 	if (zp)
-		q = hgc_pb_binary(b, HGC_OP_ADD, F, q, zp);
+		q = hgc_pb_binary(b, HGC_OP_ADD_ROUND, F, q, zp);
 	return hgc_pb_cast(b, q, op->out[0]->dtype);
 }
 

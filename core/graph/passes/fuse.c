@@ -30,7 +30,7 @@ bool hgc_fusion_eltwise_kind(enum hgc_op_kind k)
 	case HGC_OP_HARD_SIGMOID: case HGC_OP_SOFT_PLUS: case HGC_OP_EXP: case HGC_OP_LOG:
 	case HGC_OP_SQRT: case HGC_OP_SQUARE: case HGC_OP_ABS: case HGC_OP_RECIPROCAL:
 	case HGC_OP_POW: case HGC_OP_CLAMP: case HGC_OP_ROUND: case HGC_OP_TYPE_CAST:
-	case HGC_OP_ERF:
+	case HGC_OP_ERF: case HGC_OP_ADD_ROUND:
 		return true;
 	default:
 		return false;

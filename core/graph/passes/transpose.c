@@ -214,7 +214,7 @@ static enum agnostic agnostic(const struct hgc_op *op)
 	case HGC_OP_QUANTIZE: case HGC_OP_DEQUANTIZE:
 		return strcmp(hgc_op_string(op, "qtype"), "per_tensor") ? AG_NO : AG_UNARY;
 	case HGC_OP_ADD: case HGC_OP_SUBTRACT: case HGC_OP_MULTIPLY: case HGC_OP_DIVIDE:
-	case HGC_OP_MAXIMUM: case HGC_OP_MINIMUM:
+	case HGC_OP_MAXIMUM: case HGC_OP_MINIMUM: case HGC_OP_ADD_ROUND:
 		return AG_BINARY;
 	case HGC_OP_REDUCE_SUM: case HGC_OP_REDUCE_MEAN: case HGC_OP_REDUCE_MAX:
 	case HGC_OP_REDUCE_MIN: case HGC_OP_REDUCE_PROD: case HGC_OP_REDUCE_L1:
