@@ -88,16 +88,45 @@ static int64_t cache_bytes(int level, int64_t fallback)
 	return v > 0 ? v : fallback;
 }
 
-/* This machine: Zen 3/4 cores, the L1 and L2 sizes read from it (sysfs or
-   CPUID; 32 KiB and 1 MiB when neither says); AVX2 or AVX-512 tiles. */
+/*
+ * HGC_CACHES="L1,L2" (sizes as sysfs writes them: "32K,512K") in place of
+ * the machine's caches, so that what a plan depends on can be pinned: the
+ * tests that check plans pin the machine they were made for.  False when
+ * unset; a malformed value warns once and is ignored.
+ */
+static bool env_caches(int64_t *l1, int64_t *l2)
+{
+	const char *s = getenv("HGC_CACHES"), *comma;
+	char first[32];
+
+	if (!s || !*s)
+		return false;
+	comma = strchr(s, ',');
+	if (comma && (size_t)(comma - s) < sizeof(first)) {
+		memcpy(first, s, (size_t)(comma - s));
+		first[comma - s] = 0;
+		*l1 = size_bytes(first);
+		*l2 = size_bytes(comma + 1);
+		if (*l1 > 0 && *l2 > 0)
+			return true;
+	}
+	fprintf(stderr, "hgc: warning: HGC_CACHES='%s' is not L1,L2 (as 32K,512K); "
+		"using the machine's caches\n", s);
+	return false;
+}
+
+/* This machine: Zen 3/4 cores, the L1 and L2 sizes read from it (HGC_CACHES,
+   sysfs or CPUID; 32 KiB and 1 MiB when none says); AVX2 or AVX-512 tiles. */
 void hgc_heur_machine_host(struct hgc_heur_machine *mc, int vlen)
 {
 	static int64_t l1, l2;	/* read once; atomics: searches may run in threads */
 	int64_t c1 = __atomic_load_n(&l1, __ATOMIC_RELAXED), c2 = __atomic_load_n(&l2, __ATOMIC_RELAXED);
 
 	if (!c1 || !c2) {
-		c1 = cache_bytes(1, 32 << 10);
-		c2 = cache_bytes(2, 1 << 20);
+		if (!env_caches(&c1, &c2)) {
+			c1 = cache_bytes(1, 32 << 10);
+			c2 = cache_bytes(2, 1 << 20);
+		}
 		__atomic_store_n(&l1, c1, __ATOMIC_RELAXED);
 		__atomic_store_n(&l2, c2, __ATOMIC_RELAXED);
 	}

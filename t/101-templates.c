@@ -13,6 +13,7 @@
  */
 #include "core/lower/tmpl.h"
 #include "t/lower_check.h"
+#include "t/pin_machine.h"
 
 /* A MatMul to add: operand types and shapes, transposes, optional bias. */
 struct mmcase {
@@ -686,6 +687,7 @@ static void test_const_b(void)
 
 int main(void)
 {
+	pin_machine();
 	run_mm("matmul f32", f32_cases, NCASES(f32_cases), LC_TOL(1e-4, 1e-4, 0));
 	run_mm("matmul bf16", low_cases, 4, LC_TOL(2e-2, 2e-2, 0));
 	run_mm("matmul int8", low_cases + 4, NCASES(low_cases) - 4, LC_TOL(0, 0, 0));

@@ -7,8 +7,11 @@
  * odd shapes.
  */
 #include "t/driver_check.h"
+#include "t/pin_machine.h"
 
 #include <math.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "heuristics/heuristics.h"
 
@@ -417,25 +420,65 @@ static long sysfs_kb(int idx)
 	return kb;
 }
 
-/* The model's caches are the machine's: sysfs (index0 the L1 data cache,
-   index2 the L2 on x86 Linux), else a positive fallback. */
+/* Run this test binary with HGC_CACHES=env (NULL: unset) --print-caches; its
+   output, stderr included. */
+static void child_caches(const char *env, char *out, size_t n)
+{
+	char cmd[4300], self[4096];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	FILE *p;
+	size_t got;
+
+	self[len > 0 ? len : 0] = 0;
+	snprintf(cmd, sizeof(cmd), "%s%s%s '%s' --print-caches 2>&1",
+		 env ? "HGC_CACHES='" : "env -u HGC_CACHES", env ? env : "", env ? "'" : "", self);
+	fflush(stdout);
+	p = popen(cmd, "r");
+	got = p ? fread(out, 1, n - 1, p) : 0;
+	out[got] = 0;
+	if (p)
+		pclose(p);
+}
+
+/* --print-caches: the model's L1 and L2 bytes, for test_caches. */
+static int print_caches(void)
+{
+	struct hgc_heur_machine mc;
+
+	hgc_heur_machine_host(&mc, 8);
+	hgc_heur_machine_host(&mc, 16);
+	printf("%lld %lld\n", (long long)mc.l1, (long long)mc.l2);
+	return 0;
+}
+
+/* The model's caches are the machine's (sysfs: index0 the L1 data cache, index2
+   the L2 on x86 Linux, else CPUID or a positive fallback), unless HGC_CACHES
+   stands for them, as pin_machine's does in this test; a malformed value warns
+   once and leaves the machine's. */
 static void test_caches(void)
 {
 	struct hgc_heur_machine mc;
-	long l1 = sysfs_kb(0), l2 = sysfs_kb(2);
+	long l1 = sysfs_kb(0), l2 = sysfs_kb(2), c1 = -1, c2 = -1;
+	char out[512], want[512];
 
 	hgc_heur_machine_host(&mc, 8);
-	if (l2 > 0)
-		is_int(mc.l2, (int64_t)l2 << 10, "the model's L2 is sysfs's: %ld KiB", l2);
-	else
-		ok(mc.l2 > 0, "no sysfs: the L2 is CPUID's or the fallback (%lld)", (long long)mc.l2);
-	if (l1 > 0)
-		is_int(mc.l1, (int64_t)l1 << 10, "the model's L1 is sysfs's: %ld KiB", l1);
-	else
-		ok(mc.l1 > 0, "no sysfs: the L1 is CPUID's or the fallback (%lld)", (long long)mc.l1);
+	ok(mc.l1 == 32 << 10 && mc.l2 == 512 << 10, "HGC_CACHES=32K,512K: the model's caches");
 	hgc_heur_machine_host(&mc, 16);
-	ok(mc.l2 == (l2 > 0 ? (int64_t)l2 << 10 : mc.l2) && mc.vlen == 16,
+	ok(mc.l1 == 32 << 10 && mc.l2 == 512 << 10 && mc.vlen == 16,
 	   "the same caches at another vector length");
+	child_caches(NULL, out, sizeof(out));
+	ok(sscanf(out, "%ld %ld", &c1, &c2) == 2 && c1 > 0 && c2 > 0,
+	   "HGC_CACHES unset: positive caches (%s)", out);
+	if (l1 > 0)
+		is_int(c1, l1 << 10, "the model's L1 is sysfs's: %ld KiB", l1);
+	if (l2 > 0)
+		is_int(c2, l2 << 10, "the model's L2 is sysfs's: %ld KiB", l2);
+	child_caches("48K,2M", out, sizeof(out));
+	is_str(out, "49152 2097152\n", "HGC_CACHES=48K,2M");
+	child_caches("512K", out, sizeof(out));
+	snprintf(want, sizeof(want), "hgc: warning: HGC_CACHES='512K' is not L1,L2 (as 32K,512K); "
+		 "using the machine's caches\n%ld %ld\n", c1, c2);
+	is_str(out, want, "HGC_CACHES=512K: one warning, the machine's caches");
 }
 /*
  * A short int8 call's s32 C block beyond half the L1 costs its post-ops
@@ -513,8 +556,11 @@ static void test_int8_split(void)
 	free(r);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "--print-caches"))
+		return print_caches();	/* under the caller's HGC_CACHES */
+	pin_machine();
 	test_caches();
 	test_square();
 	test_int8_split();

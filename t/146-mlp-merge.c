@@ -20,6 +20,7 @@
  * with parallel_merge, fuse or tensor_shrink off.
  */
 #include "t/driver_check.h"
+#include "t/pin_machine.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -255,6 +256,8 @@ int main(void)
 	};
 	struct hgc_program p;
 	char *plan, *s;
+
+	pin_machine();
 
 	dc_load(&p, "mlp.hgc", src);
 	is_int((int)p.specs.len, 7, "the specs load");

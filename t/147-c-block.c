@@ -11,6 +11,7 @@
  * and with tensor_shrink off.
  */
 #include "t/driver_check.h"
+#include "t/pin_machine.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,8 @@ int main(void)
 {
 	static const enum hgc_driver_backend backends[] = { HGC_DRIVER_JIT, HGC_DRIVER_C };
 	struct hgc_program p;
+
+	pin_machine();
 
 	dc_load(&p, "c_block.hgc", src);
 	is_int((int)p.specs.len, 2, "the specs load");

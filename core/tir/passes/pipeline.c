@@ -104,27 +104,47 @@ static int step(struct hgc_tir_module *m, struct hgc_tir_passes *p, enum hgc_tir
 	return step_fn(m, p, k, passes[k].fn, last, d);
 }
 
-/* The entry's scratch bytes: each local of constant size, once per thread inside a
-   parallel loop. */
+/* The outermost parallel loop around loop l, or -1. */
+static int outer_pfor(const struct hgc_tp_scan *sc, int l)
+{
+	int p = -1;
+
+	for (; l >= 0; l = HGC_TP_LOOP(sc, l)->parent)
+		if (HGC_TP_LOOP(sc, l)->s->kind == HGC_TIR_S_PFOR)
+			p = l;
+	return p;
+}
+
+/* The entry's peak scratch bytes: each local of constant size defined outside
+   the parallel loops (as if all lived through the whole run), plus the largest
+   sum of one parallel loop's locals, once per thread (they live while it runs,
+   and parallel loops run one after another). */
 static int64_t scratch_bytes(struct hgc_tir_module *m, int threads)
 {
 	struct hgc_tp_scan sc;
-	int64_t sum = 0;
+	int64_t outside = 0, most = 0, *in_loop;
 
 	if (!m->entry)
 		return 0;
 	hgc_tp_scan(&sc, m, m->entry);
+	in_loop = hgc_xcalloc(sc.loops.len + 1, sizeof(*in_loop));
 	for (int id = 0; id < m->ntensors; id++) {
 		const struct hgc_tir_tensor *t = sc.defs[id].s ? sc.defs[id].s->u.tensor : NULL;
 		int64_t n = t ? hgc_tir_tensor_size(t) : -1;
+		int p;
 
 		if (n < 0)
 			continue;
 		n *= t->elem.ptr ? (int64_t)sizeof(void *) : hgc_tir_kind_size(t->elem.kind);
-		sum += hgc_tp_in_pfor(&sc, sc.defs[id].loop) ? n * threads : n;
+		p = outer_pfor(&sc, sc.defs[id].loop);
+		if (p < 0)
+			outside += n;
+		else if ((in_loop[p] += n * threads) > most)
+			most = in_loop[p];
 	}
+	free(in_loop);
 	hgc_tp_scan_release(&sc);
-	return sum;
+	return outside + most;
 }
 
 /* The TIR passes, in order. */
