@@ -53,12 +53,15 @@ enum hgc_heur_name {
 
 /* The machine the model describes (one core's figures, per thread). */
 struct hgc_heur_machine {
+	const char *vendor;	/* the core model: "amd" (Zen 3/4) or "intel" (heuristics/model.c) */
 	int vlen;		/* f32 lanes of a vector: 8 (AVX2) or 16 (AVX-512) */
 	double ghz;		/* clock */
 	double fma_per_cycle;	/* vector FMA (or dot-product) instructions per cycle */
 	double loads_per_cycle;	/* vector loads and broadcasts per cycle */
 	double fma_latency;	/* cycles: an accumulator's chain */
 	int64_t l1, l2;		/* data cache bytes per core */
+	double l1_slowdown;	/* a brgemm call's slowdown when its B block is twice the
+				   L1 term's limit (0: B streams from L2 at no cost) */
 	double l3_bw;		/* bytes per ns one core streams from L3 / memory */
 	double call_cycles;	/* fixed cost of a brgemm call */
 	double pack_ns;		/* ns per element packed or written back, one thread */

@@ -89,55 +89,107 @@ static int64_t cache_bytes(int level, int64_t fallback)
 }
 
 /*
- * HGC_CACHES="L1,L2" (sizes as sysfs writes them: "32K,512K") in place of
- * the machine's caches, so that what a plan depends on can be pinned: the
- * tests that check plans pin the machine they were made for.  False when
- * unset; a malformed value warns once and is ignored.
+ * The cores the model knows.  Zen 3/4 (AMD, and the default): a zmm FMA
+ * takes both 256-bit pipes, and a call whose B block exceeds half the L1
+ * ran up to twice as slow (512^3: KB*BS = 64 against 128, 2026-11).  The
+ * Xeons measured on 2026-12-02 (Sapphire Rapids and later, 48 KiB L1, 2 MiB
+ * L2): two zmm FMAs a cycle (242.6 GFLOP/s against 130.9 of ymm), and B
+ * blocks up to 64 KiB streamed from L2 at no cost (1024^3 with NB=64:
+ * 13.5, 13.3 and 13.3-13.8 ms for KB = 64, 128, 256).
  */
-static bool env_caches(int64_t *l1, int64_t *l2)
+struct core {
+	const char *vendor;	/* as HGC_MACHINE names it */
+	double zmm_fmas;	/* zmm FMAs per cycle */
+	double l1_slowdown;	/* a call's slowdown at a B block of twice the L1 term's limit */
+};
+
+static const struct core cores[] = {
+	{ "amd", 1, 1 },
+	{ "intel", 2, 0 },
+};
+
+/* The core by CPUID's vendor: Intel's for "GenuineIntel", else AMD's. */
+static const struct core *host_core(void)
 {
-	const char *s = getenv("HGC_CACHES"), *comma;
+#if defined(__x86_64__) || defined(__i386__)
+	unsigned a, b, c, d;
+
+	if (__get_cpuid(0, &a, &b, &c, &d) && b == 0x756e6547 && d == 0x49656e69 &&
+	    c == 0x6c65746e)	/* "GenuineIntel" */
+		return &cores[1];
+#endif
+	return &cores[0];
+}
+
+/* The core called name, or NULL. */
+static const struct core *core_named(const char *name, size_t n)
+{
+	for (size_t i = 0; i < sizeof(cores) / sizeof(cores[0]); i++)
+		if (strlen(cores[i].vendor) == n && !strncmp(cores[i].vendor, name, n))
+			return &cores[i];
+	return NULL;
+}
+
+/*
+ * HGC_MACHINE="VENDOR,L1,L2" (amd or intel; sizes as sysfs writes them:
+ * "amd,32K,512K") in place of the host's core and caches, so that what a
+ * plan depends on can be pinned: the tests that check plans pin the machine
+ * they were made for.  False when unset; a malformed value warns once and
+ * is ignored.
+ */
+static bool env_machine(const struct core **core, int64_t *l1, int64_t *l2)
+{
+	const char *s = getenv("HGC_MACHINE"), *c1, *c2;
 	char first[32];
 
 	if (!s || !*s)
 		return false;
-	comma = strchr(s, ',');
-	if (comma && (size_t)(comma - s) < sizeof(first)) {
-		memcpy(first, s, (size_t)(comma - s));
-		first[comma - s] = 0;
+	c1 = strchr(s, ',');
+	c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+	if (c2 && (size_t)(c2 - c1 - 1) < sizeof(first)) {
+		*core = core_named(s, (size_t)(c1 - s));
+		memcpy(first, c1 + 1, (size_t)(c2 - c1 - 1));
+		first[c2 - c1 - 1] = 0;
 		*l1 = size_bytes(first);
-		*l2 = size_bytes(comma + 1);
-		if (*l1 > 0 && *l2 > 0)
+		*l2 = size_bytes(c2 + 1);
+		if (*core && *l1 > 0 && *l2 > 0)
 			return true;
 	}
-	fprintf(stderr, "hgc: warning: HGC_CACHES='%s' is not L1,L2 (as 32K,512K); "
-		"using the machine's caches\n", s);
+	fprintf(stderr, "hgc: warning: HGC_MACHINE='%s' is not VENDOR,L1,L2 (as amd,32K,512K); "
+		"using this machine\n", s);
 	return false;
 }
 
-/* This machine: Zen 3/4 cores, the L1 and L2 sizes read from it (HGC_CACHES,
-   sysfs or CPUID; 32 KiB and 1 MiB when none says); AVX2 or AVX-512 tiles. */
+/* This machine: its core (HGC_MACHINE, else by vendor), the L1 and L2 sizes
+   (HGC_MACHINE, sysfs or CPUID; 32 KiB and 1 MiB when none says); AVX2 or
+   AVX-512 tiles. */
 void hgc_heur_machine_host(struct hgc_heur_machine *mc, int vlen)
 {
-	static int64_t l1, l2;	/* read once; atomics: searches may run in threads */
-	int64_t c1 = __atomic_load_n(&l1, __ATOMIC_RELAXED), c2 = __atomic_load_n(&l2, __ATOMIC_RELAXED);
+	static const struct core *host;	/* read once; atomics: searches may run in threads */
+	static int64_t l1, l2;
+	const struct core *core = __atomic_load_n(&host, __ATOMIC_ACQUIRE);
+	int64_t c1, c2;
 
-	if (!c1 || !c2) {
-		if (!env_caches(&c1, &c2)) {
+	if (!core) {
+		if (!env_machine(&core, &c1, &c2)) {
+			core = host_core();
 			c1 = cache_bytes(1, 32 << 10);
 			c2 = cache_bytes(2, 1 << 20);
 		}
 		__atomic_store_n(&l1, c1, __ATOMIC_RELAXED);
 		__atomic_store_n(&l2, c2, __ATOMIC_RELAXED);
+		__atomic_store_n(&host, core, __ATOMIC_RELEASE);
 	}
 	memset(mc, 0, sizeof(*mc));
+	mc->vendor = core->vendor;
 	mc->vlen = vlen >= 16 ? 16 : 8;
 	mc->ghz = 2.9;
-	mc->fma_per_cycle = mc->vlen == 16 ? 1 : 2;	/* Zen 4 runs zmm FMAs on both pipes */
+	mc->fma_per_cycle = mc->vlen == 16 ? core->zmm_fmas : 2;
 	mc->loads_per_cycle = mc->vlen == 16 ? 2 : 1.85;
 	mc->fma_latency = 4;
-	mc->l1 = c1;
-	mc->l2 = c2;
+	mc->l1 = __atomic_load_n(&l1, __ATOMIC_RELAXED);
+	mc->l2 = __atomic_load_n(&l2, __ATOMIC_RELAXED);
+	mc->l1_slowdown = core->l1_slowdown;
 	mc->l3_bw = 12;
 	mc->call_cycles = 120;
 	mc->pack_ns = 0.35;
@@ -265,7 +317,7 @@ static double l1_factor(const struct hgc_heur_ctx *cx, int64_t rows, int64_t col
 
 	if (rows <= mr || bytes <= half)
 		return 1;
-	return 1 + fmin(1, (bytes - half) / half);
+	return 1 + cx->mc->l1_slowdown * fmin(1, (bytes - half) / half);
 }
 
 /* The L1 term of a batched call (hgc_heur_batch_call_ns): B up to the
@@ -278,7 +330,7 @@ static double batch_l1_factor(const struct hgc_heur_ctx *cx, int64_t cols, int64
 
 	if (bytes <= l1)
 		return 1;
-	return 1 + fmin(1, (bytes - l1) / l1);
+	return 1 + cx->mc->l1_slowdown * fmin(1, (bytes - l1) / l1);
 }
 
 /* Cycles of the row tiles of a column block as the AVX2 kernel splits its

@@ -68,7 +68,7 @@ ok $? "--dump=tir with the passes off: the TIR as lowered"
 # plans are the Zen 3 core's (t/pin_machine.h): with a 2 MiB L2, DLRM bottom
 # at batch 512 keeps h0 (1 MiB) and h1 (512 KiB) whole, with reuse half of
 # without plus the 16 bytes of two brgemm address arrays both plans hold.
-export HGC_ISA=avx2 HGC_CACHES=32K,512K
+export HGC_ISA=avx2 HGC_MACHINE=amd,32K,512K
 for file in spec/models/mlp.hgc spec/models/mha.hgc bench/specs/mlp_large.hgc \
 	bench/specs/mha_large.hgc; do
     for threads in 1 2; do

@@ -420,7 +420,7 @@ static long sysfs_kb(int idx)
 	return kb;
 }
 
-/* Run this test binary with HGC_CACHES=env (NULL: unset) --print-caches; its
+/* Run this test binary with HGC_MACHINE=env (NULL: unset) --print-caches; its
    output, stderr included. */
 static void child_caches(const char *env, char *out, size_t n)
 {
@@ -431,7 +431,7 @@ static void child_caches(const char *env, char *out, size_t n)
 
 	self[len > 0 ? len : 0] = 0;
 	snprintf(cmd, sizeof(cmd), "%s%s%s '%s' --print-caches 2>&1",
-		 env ? "HGC_CACHES='" : "env -u HGC_CACHES", env ? env : "", env ? "'" : "", self);
+		 env ? "HGC_MACHINE='" : "env -u HGC_MACHINE", env ? env : "", env ? "'" : "", self);
 	fflush(stdout);
 	p = popen(cmd, "r");
 	got = p ? fread(out, 1, n - 1, p) : 0;
@@ -440,46 +440,54 @@ static void child_caches(const char *env, char *out, size_t n)
 		pclose(p);
 }
 
-/* --print-caches: the model's L1 and L2 bytes, for test_caches. */
+/* --print-caches: the model's core, L1 and L2 bytes, for test_caches. */
 static int print_caches(void)
 {
 	struct hgc_heur_machine mc;
 
 	hgc_heur_machine_host(&mc, 8);
 	hgc_heur_machine_host(&mc, 16);
-	printf("%lld %lld\n", (long long)mc.l1, (long long)mc.l2);
+	printf("%s %lld %lld\n", mc.vendor, (long long)mc.l1, (long long)mc.l2);
 	return 0;
 }
 
 /* The model's caches are the machine's (sysfs: index0 the L1 data cache, index2
-   the L2 on x86 Linux, else CPUID or a positive fallback), unless HGC_CACHES
-   stands for them, as pin_machine's does in this test; a malformed value warns
-   once and leaves the machine's. */
+   the L2 on x86 Linux, else CPUID or a positive fallback) and its core the
+   vendor's, unless HGC_MACHINE stands for them, as pin_machine's does in this
+   test; a malformed value warns once and leaves the machine's. */
 static void test_caches(void)
 {
 	struct hgc_heur_machine mc;
 	long l1 = sysfs_kb(0), l2 = sysfs_kb(2), c1 = -1, c2 = -1;
-	char out[512], want[512];
+	char out[512], want[512], vendor[16] = "";
 
 	hgc_heur_machine_host(&mc, 8);
-	ok(mc.l1 == 32 << 10 && mc.l2 == 512 << 10, "HGC_CACHES=32K,512K: the model's caches");
+	ok(!strcmp(mc.vendor, "amd") && mc.l1 == 32 << 10 && mc.l2 == 512 << 10 &&
+		   mc.l1_slowdown == 1,
+	   "HGC_MACHINE=amd,32K,512K: the model's core and caches");
 	hgc_heur_machine_host(&mc, 16);
-	ok(mc.l1 == 32 << 10 && mc.l2 == 512 << 10 && mc.vlen == 16,
-	   "the same caches at another vector length");
+	ok(mc.l1 == 32 << 10 && mc.l2 == 512 << 10 && mc.vlen == 16 && mc.fma_per_cycle == 1,
+	   "the same at another vector length, one zmm FMA a cycle");
 	child_caches(NULL, out, sizeof(out));
-	ok(sscanf(out, "%ld %ld", &c1, &c2) == 2 && c1 > 0 && c2 > 0,
-	   "HGC_CACHES unset: positive caches (%s)", out);
+	ok(sscanf(out, "%15s %ld %ld", vendor, &c1, &c2) == 3 && c1 > 0 && c2 > 0 &&
+		   (!strcmp(vendor, "amd") || !strcmp(vendor, "intel")),
+	   "HGC_MACHINE unset: a known core, positive caches (%s)", out);
 	if (l1 > 0)
 		is_int(c1, l1 << 10, "the model's L1 is sysfs's: %ld KiB", l1);
 	if (l2 > 0)
 		is_int(c2, l2 << 10, "the model's L2 is sysfs's: %ld KiB", l2);
-	child_caches("48K,2M", out, sizeof(out));
-	is_str(out, "49152 2097152\n", "HGC_CACHES=48K,2M");
-	child_caches("512K", out, sizeof(out));
-	snprintf(want, sizeof(want), "hgc: warning: HGC_CACHES='512K' is not L1,L2 (as 32K,512K); "
-		 "using the machine's caches\n%ld %ld\n", c1, c2);
-	is_str(out, want, "HGC_CACHES=512K: one warning, the machine's caches");
+	child_caches("intel,48K,2M", out, sizeof(out));
+	is_str(out, "intel 49152 2097152\n", "HGC_MACHINE=intel,48K,2M");
+	child_caches("arm,48K,2M", out, sizeof(out));
+	snprintf(want, sizeof(want), "hgc: warning: HGC_MACHINE='arm,48K,2M' is not "
+		 "VENDOR,L1,L2 (as amd,32K,512K); using this machine\n%s %ld %ld\n", vendor, c1, c2);
+	is_str(out, want, "HGC_MACHINE=arm,48K,2M: one warning, this machine");
+	child_caches("amd,512K", out, sizeof(out));
+	snprintf(want, sizeof(want), "hgc: warning: HGC_MACHINE='amd,512K' is not "
+		 "VENDOR,L1,L2 (as amd,32K,512K); using this machine\n%s %ld %ld\n", vendor, c1, c2);
+	is_str(out, want, "HGC_MACHINE=amd,512K: one warning, this machine");
 }
+
 /*
  * A short int8 call's s32 C block beyond half the L1 costs its post-ops
  * a read back from L2 (heuristics/matmul.c, int8_c_readback_ns): 12 x
@@ -559,7 +567,7 @@ static void test_int8_split(void)
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--print-caches"))
-		return print_caches();	/* under the caller's HGC_CACHES */
+		return print_caches();	/* under the caller's HGC_MACHINE */
 	pin_machine();
 	test_caches();
 	test_square();

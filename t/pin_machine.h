@@ -1,7 +1,7 @@
 /*
  * pin_machine.h: the machine the plans a test checks were made for, a Zen 3
  * core (AVX2; 32 KiB of L1 and 512 KiB of L2 data cache), so that the test
- * checks the same plans on any host: HGC_ISA and HGC_CACHES
+ * checks the same plans on any host: HGC_ISA and HGC_MACHINE
  * (heuristics/model.c) stand for the host's.  Call first thing in main,
  * before anything probes the CPU; commands the test runs inherit it.
  */
@@ -13,7 +13,7 @@
 static inline void pin_machine(void)
 {
 	setenv("HGC_ISA", "avx2", 1);
-	setenv("HGC_CACHES", "32K,512K", 1);
+	setenv("HGC_MACHINE", "amd,32K,512K", 1);
 }
 
 #endif

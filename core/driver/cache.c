@@ -206,8 +206,8 @@ static int key_settings(FILE *f, const struct hgc_driver_opts *o, struct hgc_dia
 	}
 	fprintf(f, "runtime isa %s vnni %d bf16 %d\n", hgc_rt_isa_name(isa), hgc_rt_has_vnni(),
 		hgc_rt_has_bf16());
-	hgc_heur_machine_host(&mc, 8);	/* the caches the plans were made for (HGC_CACHES) */
-	fprintf(f, "caches l1 %lld l2 %lld\n", (long long)mc.l1, (long long)mc.l2);
+	hgc_heur_machine_host(&mc, 8);	/* the machine the plans were made for (HGC_MACHINE) */
+	fprintf(f, "model %s l1 %lld l2 %lld\n", mc.vendor, (long long)mc.l1, (long long)mc.l2);
 	fprintf(f, "threads %d serial %d parallel_min %lld\n",
 		o->threads > 0 ? o->threads : omp_get_max_threads(), o->serial,
 		(long long)o->parallel_min);
