@@ -16,6 +16,7 @@
 
 #include "t/tap.h"
 #include "t/brgemm_check.h"
+#include "t/self_exec.h"
 
 static const char *const kind_name[HGC_RT_NKIND] = {"f32", "u8s8s32", "bf16"};
 
@@ -571,19 +572,10 @@ static void test_choose(void)
 /* Run this test binary with HGC_ISA=env --print-isa; its output. */
 static void child_isa(const char *env, char *out, size_t n)
 {
-	char cmd[4200], self[4096];
-	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	FILE *p;
-	size_t got;
+	char prefix[64];
 
-	self[len > 0 ? len : 0] = 0;
-	snprintf(cmd, sizeof(cmd), "HGC_ISA=%s '%s' --print-isa 2>&1", env, self);
-	fflush(stdout);
-	p = popen(cmd, "r");
-	got = p ? fread(out, 1, n - 1, p) : 0;
-	out[got] = 0;
-	if (p)
-		pclose(p);
+	snprintf(prefix, sizeof(prefix), "HGC_ISA=%s", env);
+	run_self(prefix, "--print-isa", out, n);
 }
 
 /* HGC_ISA read once at start-up, clamped with one warning however many calls follow. */

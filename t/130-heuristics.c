@@ -8,6 +8,7 @@
  */
 #include "t/driver_check.h"
 #include "t/pin_machine.h"
+#include "t/self_exec.h"
 
 #include <math.h>
 #include <string.h>
@@ -424,20 +425,11 @@ static long sysfs_kb(int idx)
    output, stderr included. */
 static void child_caches(const char *env, char *out, size_t n)
 {
-	char cmd[4300], self[4096];
-	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	FILE *p;
-	size_t got;
+	char prefix[128] = "env -u HGC_MACHINE";
 
-	self[len > 0 ? len : 0] = 0;
-	snprintf(cmd, sizeof(cmd), "%s%s%s '%s' --print-caches 2>&1",
-		 env ? "HGC_MACHINE='" : "env -u HGC_MACHINE", env ? env : "", env ? "'" : "", self);
-	fflush(stdout);
-	p = popen(cmd, "r");
-	got = p ? fread(out, 1, n - 1, p) : 0;
-	out[got] = 0;
-	if (p)
-		pclose(p);
+	if (env)
+		snprintf(prefix, sizeof(prefix), "HGC_MACHINE='%s'", env);
+	run_self(prefix, "--print-caches", out, n);
 }
 
 /* --print-caches: the model's core, L1 and L2 bytes, for test_caches. */
