@@ -34,9 +34,11 @@ static enum hgc_isa kernel_isa(enum hgc_rt_kind kind)
 	return isa;
 }
 
-/* The kernel in use for kind. */
+/* The kernel in use for kind: int8 on AMX where it may. */
 hgc_rt_kernel_fn *hgc_rt_kernel(enum hgc_rt_kind kind)
 {
+	if (kind == HGC_RT_U8S8 && hgc_rt_has_amx())
+		return hgc_rt_u8s8_amx;
 	return kernels[kernel_isa(kind)][kind];
 }
 
@@ -49,6 +51,8 @@ const char *hgc_rt_kernel_name(enum hgc_rt_kind kind)
 		[HGC_ISA_AVX512] = {"avx512", "avx512-vnni", "avx512-bf16"},
 	};
 
+	if (kind == HGC_RT_U8S8 && hgc_rt_has_amx())
+		return "avx512-amx";
 	return names[kernel_isa(kind)][kind];
 }
 

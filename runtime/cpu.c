@@ -2,7 +2,8 @@
  * cpu.c: which instruction set the microkernels use.  The CPU is probed
  * once with CPUID, and the OS's support of the register state with xgetbv
  * (a kernel or hypervisor may hide zmm state the CPU has); HGC_ISA may
- * then force a lower ISA.
+ * then force a lower ISA.  AMX's tile data is asked of Linux once
+ * (arch_prctl); HGC_AMX=off leaves it unused.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -15,13 +16,21 @@
 #include <cpuid.h>
 #define HAVE_CPUID 1
 #endif
+#if defined(__x86_64__) && defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#define HAVE_AMX_PERM 1
+#endif
 
 /* XCR0 bits: SSE and AVX state; opmask, upper zmm0-15 and zmm16-31 state. */
 #define XCR0_YMM 0x06u
 #define XCR0_ZMM 0xe0u
+/* XCR0 bits of AMX: the tile configuration and the tile data. */
+#define XCR0_TILE 0x60000u
 
 static struct hgc_rt_cpu cpu;
 static atomic_int isa_now;
+static atomic_int amx_on;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static const char *const isa_names[] = {"generic", "avx2", "avx512"};
@@ -39,17 +48,29 @@ static unsigned xcr0(unsigned leaf1_ecx)
 	return lo;
 }
 
+/* Whether Linux lets this process use AMX's tile data (asked once: a
+   process that uses it without asking dies of SIGILL). */
+static int amx_permitted(void)
+{
+#ifdef HAVE_AMX_PERM
+	return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */,
+		       18 /* XFEATURE_XTILEDATA */) == 0;
+#else
+	return 0;
+#endif
+}
+
 /* Fill cpu from CPUID leaves 1 and 7 and from XCR0. */
 static void probe(struct hgc_rt_cpu *p)
 {
-	unsigned a, b, c, d, max, ecx1, b7 = 0, c7 = 0, a71 = 0, x;
+	unsigned a, b, c, d, max, ecx1, b7 = 0, c7 = 0, d7 = 0, a71 = 0, x;
 
 	memset(p, 0, sizeof(*p));
 	max = __get_cpuid_max(0, NULL);
 	if (max < 1 || !__get_cpuid(1, &a, &b, &ecx1, &d))
 		return;
 	if (max >= 7) {
-		__cpuid_count(7, 0, a, b7, c7, d);
+		__cpuid_count(7, 0, a, b7, c7, d7);
 		if (a >= 1)
 			__cpuid_count(7, 1, a71, b, c, d);
 	}
@@ -64,6 +85,9 @@ static void probe(struct hgc_rt_cpu *p)
 	p->avx512 = (b7 & 0xc0030000u) == 0xc0030000u;
 	p->avx512_vnni = p->avx512 && (c7 & (1u << 11));
 	p->avx512_bf16 = p->avx512 && (a71 & (1u << 5));
+	/* AMX-TILE (24) and AMX-INT8 (25), the tile state enabled, and Linux's leave */
+	p->amx_int8 = p->avx512_vnni && (d7 & (3u << 24)) == 3u << 24 &&
+		      (x & XCR0_TILE) == XCR0_TILE && amx_permitted();
 }
 #else
 /* Not x86: only the portable kernels. */
@@ -113,9 +137,12 @@ enum hgc_isa hgc_rt_isa_choose(const char *env, enum hgc_isa best, FILE *warn)
 /* Probe once and apply HGC_ISA (its warning is printed this one time). */
 static void init(void)
 {
+	const char *amx = getenv("HGC_AMX");
+
 	probe(&cpu);
 	atomic_store(&isa_now, (int)hgc_rt_isa_choose(getenv("HGC_ISA"), hgc_rt_best_isa(&cpu),
 						      stderr));
+	atomic_store(&amx_on, !(amx && !strcmp(amx, "off")));
 }
 
 /* The probed CPU features. */
@@ -155,6 +182,22 @@ const char *hgc_rt_isa_name(enum hgc_isa isa)
 int hgc_rt_has_vnni(void)
 {
 	return hgc_rt_isa() == HGC_ISA_AVX512 && hgc_rt_cpu()->avx512_vnni;
+}
+
+/* AMX's tdpbusd for int8: at the ISA avx512 on a CPU with AMX, unless
+   HGC_AMX=off or hgc_rt_set_amx(0). */
+int hgc_rt_has_amx(void)
+{
+	return atomic_load_explicit(&amx_on, memory_order_relaxed) &&
+	       hgc_rt_isa() == HGC_ISA_AVX512 && hgc_rt_cpu()->amx_int8;
+}
+
+/* Allow AMX (on) or not, for tests and benchmarks; whether int8 now runs on it. */
+int hgc_rt_set_amx(int on)
+{
+	pthread_once(&once, init);
+	atomic_store(&amx_on, on != 0);
+	return hgc_rt_has_amx();
 }
 
 /* vdpbf16ps at the ISA in use. */

@@ -607,6 +607,19 @@ static int print_isa(void)
 	return C[0] == 3 && C[3] == 7 ? 0 : 1;
 }
 
+/* Every kernel test at the ISA in use. */
+static void test_isa(const char *name)
+{
+	test_sweep(name);
+	test_strips(name);
+	test_short_rows(name);
+	test_kloop(name);
+	test_int8_extremes(name);
+	test_int8_small_b(name);
+	test_long_batch(name);
+	test_wide(name);
+}
+
 int main(int argc, char **argv)
 {
 	enum hgc_isa best, isa;
@@ -614,8 +627,8 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "--print-isa"))
 		return print_isa();
 	best = hgc_rt_best_isa(hgc_rt_cpu());
-	diag("CPU: best ISA %s, avx512-vnni %d, avx512-bf16 %d", hgc_rt_isa_name(best),
-	     hgc_rt_cpu()->avx512_vnni, hgc_rt_cpu()->avx512_bf16);
+	diag("CPU: best ISA %s, avx512-vnni %d, avx512-bf16 %d, amx-int8 %d", hgc_rt_isa_name(best),
+	     hgc_rt_cpu()->avx512_vnni, hgc_rt_cpu()->avx512_bf16, hgc_rt_cpu()->amx_int8);
 	for (isa = HGC_ISA_GENERIC; isa <= HGC_ISA_AVX512; isa++) {
 		const char *name = hgc_rt_isa_name(isa);
 
@@ -626,14 +639,15 @@ int main(int argc, char **argv)
 			continue;
 		}
 		is_int(hgc_rt_set_isa(isa), isa, "%s: set_isa", name);
-		test_sweep(name);
-		test_strips(name);
-		test_short_rows(name);
-		test_kloop(name);
-		test_int8_extremes(name);
-		test_int8_small_b(name);
-		test_long_batch(name);
-		test_wide(name);
+		test_isa(name);
+		if (isa == HGC_ISA_AVX512 && hgc_rt_cpu()->amx_int8) {
+			/* int8 ran on AMX: the vpdpbusd tiles again without it */
+			int amx = hgc_rt_set_amx(0);
+
+			ok(!amx, "AMX off: int8 on %s", hgc_rt_kernel_name(HGC_RT_U8S8));
+			test_isa("avx512 (AMX off)");
+			ok(hgc_rt_set_amx(1), "AMX on again");
+		}
 	}
 	hgc_rt_set_isa(best);
 	if (best >= HGC_ISA_AVX2) {
