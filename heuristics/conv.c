@@ -36,14 +36,17 @@ static int64_t l2_bytes(const struct hgc_heur_ctx *cx)
  * bytes a ns (one 295 KiB call took 1.65x two of 147 KiB).  (A sixth put
  * the 147 KiB calls in the slow class: res2a_branch2b at batch 4 then took
  * OCB = 16 and read its input four times, about 1.2x slower than OCB = 64
- * with ICB = 64, whose calls are 147 KiB.)
+ * with ICB = 64, whose calls are 147 KiB.)  None on a core whose calls
+ * stream B from L2 at no visible cost (mc->l1_slowdown 0, the Xeon: with
+ * this term res2a_branch2b took OCB = 32, 6.75 ms, against 5.59 ms for
+ * OCB = 64 and ICB = 64, 2026-12-02).
  */
 static double stream_ns(const struct hgc_heur_ctx *cx, int64_t rows, int64_t bbytes)
 {
 	const struct hgc_heur_machine *mc = cx->mc;
 	double bw = 11.0 * mc->ghz;
 
-	if (bbytes <= mc->l1 / 2)
+	if (bbytes <= mc->l1 / 2 || mc->l1_slowdown == 0)
 		return 0;
 	if (bbytes > l2_bytes(cx) / 3)
 		bw = 20.0;
