@@ -331,9 +331,10 @@ static enum peak kernel_peak(enum hgc_rt_kind kind)
 
 	if (!strcmp(name, "avx512"))
 		return PK_ZMM_FMA;
-	if (!strcmp(name, "avx512-vnni"))
+	/* AMX's tiles against the zmm instruction they replace: above 1 is their gain */
+	if (!strcmp(name, "avx512-vnni") || !strcmp(name, "avx512-amx"))
 		return PK_VNNI;
-	if (!strcmp(name, "avx512-bf16"))
+	if (!strcmp(name, "avx512-bf16") || !strcmp(name, "avx512-amx-bf16"))
 		return PK_BF16;
 	if (!strcmp(name, "avx2-vpmaddwd"))
 		return PK_MADDWD;
@@ -539,6 +540,12 @@ int main(int argc, char **argv)
 	for (isa = best; (int)isa >= (int)HGC_ISA_AVX2; isa--) {
 		hgc_rt_set_isa(isa);
 		bench_kinds(reps);
+		if (isa == HGC_ISA_AVX512 && hgc_rt_has_amx()) {
+			/* the zmm int8 and bf16 kernels, which AMX replaced above */
+			hgc_rt_set_amx(0);
+			bench_kinds(reps);
+			hgc_rt_set_amx(1);
+		}
 		if (!strcmp(hgc_rt_kernel_name(HGC_RT_U8S8), "avx2-vpmaddwd"))
 			bench_narrow_int8(reps);
 	}

@@ -34,11 +34,18 @@ static enum hgc_isa kernel_isa(enum hgc_rt_kind kind)
 	return isa;
 }
 
-/* The kernel in use for kind: int8 on AMX where it may. */
+/* Whether kind runs on AMX tiles. */
+static int on_amx(enum hgc_rt_kind kind)
+{
+	return hgc_rt_has_amx() && ((kind == HGC_RT_U8S8 && hgc_rt_cpu()->amx_int8) ||
+				    (kind == HGC_RT_BF16 && hgc_rt_cpu()->amx_bf16));
+}
+
+/* The kernel in use for kind: int8 and bf16 on AMX where they may. */
 hgc_rt_kernel_fn *hgc_rt_kernel(enum hgc_rt_kind kind)
 {
-	if (kind == HGC_RT_U8S8 && hgc_rt_has_amx())
-		return hgc_rt_u8s8_amx;
+	if (on_amx(kind))
+		return kind == HGC_RT_U8S8 ? hgc_rt_u8s8_amx : hgc_rt_bf16_amx;
 	return kernels[kernel_isa(kind)][kind];
 }
 
@@ -51,8 +58,8 @@ const char *hgc_rt_kernel_name(enum hgc_rt_kind kind)
 		[HGC_ISA_AVX512] = {"avx512", "avx512-vnni", "avx512-bf16"},
 	};
 
-	if (kind == HGC_RT_U8S8 && hgc_rt_has_amx())
-		return "avx512-amx";
+	if (on_amx(kind))
+		return kind == HGC_RT_U8S8 ? "avx512-amx" : "avx512-amx-bf16";
 	return names[kernel_isa(kind)][kind];
 }
 

@@ -85,9 +85,13 @@ static void probe(struct hgc_rt_cpu *p)
 	p->avx512 = (b7 & 0xc0030000u) == 0xc0030000u;
 	p->avx512_vnni = p->avx512 && (c7 & (1u << 11));
 	p->avx512_bf16 = p->avx512 && (a71 & (1u << 5));
-	/* AMX-TILE (24) and AMX-INT8 (25), the tile state enabled, and Linux's leave */
-	p->amx_int8 = p->avx512_vnni && (d7 & (3u << 24)) == 3u << 24 &&
-		      (x & XCR0_TILE) == XCR0_TILE && amx_permitted();
+	/* AMX-TILE (24) with AMX-INT8 (25) or AMX-BF16 (22), the tile state enabled,
+	   and Linux's leave */
+	if ((d7 & (1u << 24)) && (x & XCR0_TILE) == XCR0_TILE &&
+	    (d7 & (1u << 25 | 1u << 22)) && amx_permitted()) {
+		p->amx_int8 = p->avx512_vnni && (d7 & (1u << 25));
+		p->amx_bf16 = p->avx512_bf16 && (d7 & (1u << 22));
+	}
 }
 #else
 /* Not x86: only the portable kernels. */
@@ -184,12 +188,13 @@ int hgc_rt_has_vnni(void)
 	return hgc_rt_isa() == HGC_ISA_AVX512 && hgc_rt_cpu()->avx512_vnni;
 }
 
-/* AMX's tdpbusd for int8: at the ISA avx512 on a CPU with AMX, unless
+/* AMX for int8 and bf16 where the CPU has it: at the ISA avx512, unless
    HGC_AMX=off or hgc_rt_set_amx(0). */
 int hgc_rt_has_amx(void)
 {
 	return atomic_load_explicit(&amx_on, memory_order_relaxed) &&
-	       hgc_rt_isa() == HGC_ISA_AVX512 && hgc_rt_cpu()->amx_int8;
+	       hgc_rt_isa() == HGC_ISA_AVX512 &&
+	       (hgc_rt_cpu()->amx_int8 || hgc_rt_cpu()->amx_bf16);
 }
 
 /* Allow AMX (on) or not, for tests and benchmarks; whether int8 now runs on it. */

@@ -27,8 +27,8 @@ enum hgc_isa {
 enum hgc_isa hgc_rt_isa(void);
 const char *hgc_rt_isa_name(enum hgc_isa isa);
 int hgc_rt_has_vnni(void);	/* u8 x s8 dot products at the chosen ISA */
-int hgc_rt_has_amx(void);	/* u8 x s8 AMX tiles at the chosen ISA (HGC_AMX=off: never) */
-int hgc_rt_set_amx(int on);	/* allow AMX or not; whether int8 now runs on it */
+int hgc_rt_has_amx(void);	/* AMX tiles at the chosen ISA (HGC_AMX=off: never) */
+int hgc_rt_set_amx(int on);	/* allow AMX or not; whether it is now in use */
 int hgc_rt_has_bf16(void);	/* vdpbf16ps at the chosen ISA */
 /* Force an ISA (tests, benchmarks), clamped to what the CPU has; returns the ISA now in use. */
 enum hgc_isa hgc_rt_set_isa(enum hgc_isa isa);

@@ -44,6 +44,7 @@ struct hgc_rt_cpu {
 	int avx512_bf16;	/* vdpbf16ps zmm */
 	int avx_vnni;		/* VEX vpdpbusd ymm (not used by the kernels yet) */
 	int amx_int8;		/* AMX tiles with tdpbusd, the state enabled, Linux's leave given */
+	int amx_bf16;		/* the same with tdpbf16ps */
 };
 
 /* cpu.c */
@@ -54,8 +55,8 @@ enum hgc_isa hgc_rt_isa_choose(const char *env, enum hgc_isa best, FILE *warn);
 /* brgemm_generic.c: portable C, one function per kind. */
 hgc_rt_kernel_fn hgc_rt_f32_generic, hgc_rt_u8s8_generic, hgc_rt_bf16_generic;
 
-/* brgemm_amx.c: u8 x s8 with AMX tiles. */
-hgc_rt_kernel_fn hgc_rt_u8s8_amx;
+/* brgemm_amx.c: u8 x s8 and bf16 with AMX tiles. */
+hgc_rt_kernel_fn hgc_rt_u8s8_amx, hgc_rt_bf16_amx;
 
 /* brgemm_avx2.c: ymm kernels; int8 and bf16 widened first, to vpmaddwd and FMA tiles. */
 hgc_rt_kernel_fn hgc_rt_f32_avx2, hgc_rt_u8s8_avx2, hgc_rt_bf16_avx2;

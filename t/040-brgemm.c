@@ -627,8 +627,9 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "--print-isa"))
 		return print_isa();
 	best = hgc_rt_best_isa(hgc_rt_cpu());
-	diag("CPU: best ISA %s, avx512-vnni %d, avx512-bf16 %d, amx-int8 %d", hgc_rt_isa_name(best),
-	     hgc_rt_cpu()->avx512_vnni, hgc_rt_cpu()->avx512_bf16, hgc_rt_cpu()->amx_int8);
+	diag("CPU: best ISA %s, avx512-vnni %d, avx512-bf16 %d, amx-int8 %d, amx-bf16 %d",
+	     hgc_rt_isa_name(best), hgc_rt_cpu()->avx512_vnni, hgc_rt_cpu()->avx512_bf16,
+	     hgc_rt_cpu()->amx_int8, hgc_rt_cpu()->amx_bf16);
 	for (isa = HGC_ISA_GENERIC; isa <= HGC_ISA_AVX512; isa++) {
 		const char *name = hgc_rt_isa_name(isa);
 
@@ -640,11 +641,12 @@ int main(int argc, char **argv)
 		}
 		is_int(hgc_rt_set_isa(isa), isa, "%s: set_isa", name);
 		test_isa(name);
-		if (isa == HGC_ISA_AVX512 && hgc_rt_cpu()->amx_int8) {
-			/* int8 ran on AMX: the vpdpbusd tiles again without it */
+		if (isa == HGC_ISA_AVX512 && hgc_rt_has_amx()) {
+			/* int8 and bf16 ran on AMX: the zmm tiles again without it */
 			int amx = hgc_rt_set_amx(0);
 
-			ok(!amx, "AMX off: int8 on %s", hgc_rt_kernel_name(HGC_RT_U8S8));
+			ok(!amx, "AMX off: int8 on %s, bf16 on %s", hgc_rt_kernel_name(HGC_RT_U8S8),
+			   hgc_rt_kernel_name(HGC_RT_BF16));
 			test_isa("avx512 (AMX off)");
 			ok(hgc_rt_set_amx(1), "AMX on again");
 		}
