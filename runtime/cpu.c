@@ -197,7 +197,7 @@ int hgc_rt_has_amx(void)
 	       (hgc_rt_cpu()->amx_int8 || hgc_rt_cpu()->amx_bf16);
 }
 
-/* Allow AMX (on) or not, for tests and benchmarks; whether int8 now runs on it. */
+/* Allow AMX (on) or not, for tests and benchmarks; whether it is now in use. */
 int hgc_rt_set_amx(int on)
 {
 	pthread_once(&once, init);
