@@ -36,8 +36,9 @@ static int64_t l2_bytes(const struct hgc_heur_ctx *cx)
  * bytes a ns (one 295 KiB call took 1.65x two of 147 KiB).  (A sixth put
  * the 147 KiB calls in the slow class: res2a_branch2b at batch 4 then took
  * OCB = 16 and read its input four times, about 1.2x slower than OCB = 64
- * with ICB = 64, whose calls are 147 KiB.)  None on a core whose calls
- * stream B from L2 at no visible cost (mc->l1_slowdown 0, the Xeon: with
+ * with ICB = 64, whose calls are 147 KiB.)  Scaled by mc->l1_slowdown like
+ * the model's L1 term: none on a core whose calls stream B from L2 at no
+ * visible cost (the Xeon, l1_slowdown 0: with
  * this term res2a_branch2b took OCB = 32, 6.75 ms, against 5.59 ms for
  * OCB = 64 and ICB = 64, 2026-12-02).
  */
@@ -46,11 +47,11 @@ static double stream_ns(const struct hgc_heur_ctx *cx, int64_t rows, int64_t bby
 	const struct hgc_heur_machine *mc = cx->mc;
 	double bw = 11.0 * mc->ghz;
 
-	if (bbytes <= mc->l1 / 2 || mc->l1_slowdown == 0)
+	if (bbytes <= mc->l1 / 2)
 		return 0;
 	if (bbytes > l2_bytes(cx) / 3)
 		bw = 20.0;
-	return (double)(cdiv(rows, 6) * bbytes) / bw;
+	return mc->l1_slowdown * (double)(cdiv(rows, 6) * bbytes) / bw;
 }
 
 /*

@@ -409,13 +409,21 @@ bool hgc_tp_loop_within(const struct hgc_tp_scan *sc, int l, int outer)
 	return outer < 0;
 }
 
+/* The outermost parallel for among l and the loops around it, or -1. */
+int hgc_tp_outer_pfor(const struct hgc_tp_scan *sc, int l)
+{
+	int p = -1;
+
+	for (; l >= 0; l = HGC_TP_LOOP(sc, l)->parent)
+		if (HGC_TP_LOOP(sc, l)->s->kind == HGC_TIR_S_PFOR)
+			p = l;
+	return p;
+}
+
 /* Whether l or a loop around it is a parallel for. */
 bool hgc_tp_in_pfor(const struct hgc_tp_scan *sc, int l)
 {
-	for (; l >= 0; l = HGC_TP_LOOP(sc, l)->parent)
-		if (HGC_TP_LOOP(sc, l)->s->kind == HGC_TIR_S_PFOR)
-			return true;
-	return false;
+	return hgc_tp_outer_pfor(sc, l) >= 0;
 }
 
 /* Whether var is one of vars. */

@@ -120,6 +120,7 @@ void hgc_tp_scan_release(struct hgc_tp_scan *sc);
 bool hgc_tp_loop_within(const struct hgc_tp_scan *sc, int l, int outer);
 /* Whether loop l or one around it is a parallel for. */
 bool hgc_tp_in_pfor(const struct hgc_tp_scan *sc, int l);
+int hgc_tp_outer_pfor(const struct hgc_tp_scan *sc, int l);
 
 /* buffer_reuse's state (reuse.c, inplace.c). */
 struct rtemp {

@@ -104,17 +104,6 @@ static int step(struct hgc_tir_module *m, struct hgc_tir_passes *p, enum hgc_tir
 	return step_fn(m, p, k, passes[k].fn, last, d);
 }
 
-/* The outermost parallel loop around loop l, or -1. */
-static int outer_pfor(const struct hgc_tp_scan *sc, int l)
-{
-	int p = -1;
-
-	for (; l >= 0; l = HGC_TP_LOOP(sc, l)->parent)
-		if (HGC_TP_LOOP(sc, l)->s->kind == HGC_TIR_S_PFOR)
-			p = l;
-	return p;
-}
-
 /* The entry's peak scratch bytes: each local of constant size defined outside
    the parallel loops (as if all lived through the whole run), plus the largest
    sum of one parallel loop's locals, once per thread (they live while it runs,
@@ -136,7 +125,7 @@ static int64_t scratch_bytes(struct hgc_tir_module *m, int threads)
 		if (n < 0)
 			continue;
 		n *= t->elem.ptr ? (int64_t)sizeof(void *) : hgc_tir_kind_size(t->elem.kind);
-		p = outer_pfor(&sc, sc.defs[id].loop);
+		p = hgc_tp_outer_pfor(&sc, sc.defs[id].loop);
 		if (p < 0)
 			outside += n;
 		else if ((in_loop[p] += n * threads) > most)
