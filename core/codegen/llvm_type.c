@@ -8,6 +8,8 @@
  */
 #include "llvm_int.h"
 
+#include <string.h>
+
 /* Cache the types every file uses. */
 void hgc_llvm_types_init(struct hgc_llvm_gen *g)
 {
@@ -166,6 +168,12 @@ LLVMValueRef hgc_llvm_from_mem(struct hgc_llvm_gen *g, LLVMValueRef v, struct hg
  * the u8 stores after a quantized MatMul took 40% of a batched int8
  * MatMul's run).  `x > lo ? x : lo` is one vmaxps on x86 (NaN gives lo),
  * where llvm.maxnum's NaN rule cost a compare, an and and a blend more.
+ * With AVX-512VL the clamped value goes to i32 and is truncated to i8: one
+ * vpmovdb per vector, which can store by itself, where the direct
+ * conversion took vpmovdw, inserts and vpmovwb (a batched int8 MatMul
+ * with K = 64, 12x128x64x128 on the Xeon: 65 -> 50 us); on AVX2 the direct
+ * one is the shorter (two saturating packs against two vpshufb and an
+ * unpack).
  */
 /* v where `v p bound` holds, else bound. */
 static LLVMValueRef bound_by(struct hgc_llvm_gen *g, LLVMValueRef v, LLVMRealPredicate p,
@@ -187,6 +195,9 @@ static LLVMValueRef float_to_byte(struct hgc_llvm_gen *g, LLVMValueRef v, struct
 				    LLVMConstNull(ty), "");
 	v = bound_by(g, v, LLVMRealOGT, u ? 0 : -128, n);
 	v = bound_by(g, v, LLVMRealOLT, u ? 255 : 127, n);
+	if (strstr(hgc_llvm_features(), "+avx512vl"))
+		return LLVMBuildTrunc(g->b, LLVMBuildFPToSI(g->b, v, like(v, g->t.i32), ""),
+				      like(v, g->t.i8), "");
 	return u ? LLVMBuildFPToUI(g->b, v, like(v, g->t.i8), "")
 		 : LLVMBuildFPToSI(g->b, v, like(v, g->t.i8), "");
 }
