@@ -13,6 +13,7 @@
  * ops alone) is lowered by region.c.
  */
 #include "fused_int.h"
+#include "runtime/runtime.h"
 #include "../../heuristics/heuristics.h"
 
 #include <omp.h>
@@ -848,8 +849,10 @@ static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 	free(text);
 	if (at >= 0) {
 		cx->in_parallel = saved || inst.points[at].in_parallel;
+		cx->wide_lanes = hgc_rt_isa() == HGC_ISA_AVX512;
 		rc = lower_rows(cx, fo, inst.points[at].block, &bx, &rows, &rowlen, d);
 		cx->in_parallel = saved;
+		cx->wide_lanes = false;
 		if (!rc && rows) {
 			snprintf(line, sizeof(line), "%s: members row by row at %s, %lld rows of %lld",
 				 hgc_fused_name(cx, fo), bind.t->anchors[at].name, (long long)rows,

@@ -95,6 +95,9 @@ struct hgc_lower_ctx {
 	int64_t parallel_min;		/* from opts, defaulted */
 	bool in_parallel;		/* the block runs inside a parallel for already:
 					   emit only serial loops (templates set it) */
+	bool wide_lanes;		/* f32 sums split into 16 lanes, not 8: the
+					   block is a template's, beside zmm kernels
+					   (lower_fused sets it) */
 	const struct hgc_graph *g;	/* the graph of hgc_lower_graph, or NULL */
 	struct hgc_lower_view *views;	/* hgc_lower_graph: view by graph tensor id */
 	bool *have;			/* hgc_lower_graph: views[id] is set */

@@ -22,6 +22,7 @@
 
 #define PROD_CAP ((int64_t)1 << 31)
 #define LANES 8			/* partial accumulators of a split f32 reduction */
+#define WIDE_LANES 16		/* the same where the code around is zmm (cx->wide_lanes) */
 #define MINMAX_LANES 16		/* the same for max and min, when the extent allows */
 
 /* What one reduction kind needs. */
@@ -173,18 +174,28 @@ static void out_index(struct hgc_lower_ctx *cx, const struct red *r, const struc
  * SLP vectorizer builds the loop as two <4 x float> halves, with 16 as two
  * <8 x float> ones, half the ops per element (a sum's 8 lanes become one
  * <8 x float> already).  A max or min is the same value in any order (up
- * to the sign of a zero and which NaN).
+ * to the sign of a zero and which NaN).  Beside zmm microkernels
+ * (cx->wide_lanes: codegen vectorizes such a function at 512 bits) a sum
+ * takes WIDE_LANES too, so that its loop (softmax's exp and sum) is one
+ * <16 x float>: as 8 lanes it stayed <8 x float> between zmm loops, and the
+ * mix cost 5% of attention at seq 128 (on Intel, 512-bit work in flight
+ * takes the vector ALU of port 1 from the ymm code); 16 lanes in ymm code
+ * (a LayerNorm region) were 10% slower than 8.
  * 0: no split.
  */
-static int red_lanes_of(const struct red *r, const struct hgc_lower_view *src)
+static int red_lanes_of(struct hgc_lower_ctx *cx, const struct red *r,
+			const struct hgc_lower_view *src)
 {
 	int64_t last = src->dims[src->ndims - 1];
 	bool minmax = r->op->kind == HGC_OP_REDUCE_MAX || r->op->kind == HGC_OP_REDUCE_MIN;
+	int lanes = cx->wide_lanes ? WIDE_LANES : LANES;
 
 	if (r->kind != LW_F32 || src->ndims == 0 || !r->mask[src->ndims - 1])
 		return 0;
 	if (minmax && last % MINMAX_LANES == 0 && last >= 2 * MINMAX_LANES)
 		return MINMAX_LANES;
+	if (last % lanes == 0 && last >= 2 * lanes)
+		return lanes;
 	return last % LANES == 0 && last >= 2 * LANES ? LANES : 0;
 }
 
@@ -245,7 +256,7 @@ int hgc_lower_reduce(struct hgc_lower_ctx *cx, const struct hgc_op *op, struct h
 	}
 	n0 = block->u.block.n;
 	lw_loops(cx, block, src->ndims, odims, src->ndims, lw_prod(src->ndims, src->dims), &outer);
-	if ((lanes = red_lanes_of(&r, src))) {
+	if ((lanes = red_lanes_of(cx, &r, src))) {
 		acc = red_lanes(cx, &r, src, &outer, rdims, out->dtype, lanes);
 		if (outer.body == block)
 			lw_fold_row(cx, block, n0);
