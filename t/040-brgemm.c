@@ -607,6 +607,64 @@ static int print_isa(void)
 	return C[0] == 3 && C[3] == 7 ? 0 : 1;
 }
 
+/* Another tile configuration in force (rows 8 by 32 bytes), as other AMX code leaves it. */
+__attribute__((target("amx-tile"))) static void foreign_tiles(void)
+{
+	unsigned char cfg[64] = {1};
+	int t;
+
+	for (t = 0; t < 8; t++) {
+		cfg[16 + 2 * t] = 32;
+		cfg[48 + t] = 8;
+	}
+	__asm__ volatile("ldtilecfg %0" : : "m"(cfg));
+}
+
+/* No tile configuration at all (INIT state). */
+__attribute__((target("amx-tile"))) static void released_tiles(void)
+{
+	__asm__ volatile("tilerelease");
+}
+
+/* One 64x64x128 u8 x s8 call against the sum, after state() set the thread's tiles. */
+static void amx_call_after(void (*state)(void), const char *what)
+{
+	enum { M = 64, N = 64, K = 128 };
+	static uint8_t A[M * K];
+	static int8_t B[K * N];
+	static int32_t C[M * N], want[M * N];
+	const uint8_t *pa[1] = {A};
+	const int8_t *pb[1] = {B};
+	uint32_t s = 5;
+	int m, n, k, bad;
+
+	for (k = 0; k < M * K; k++)
+		A[k] = (uint8_t)(rnd(&s) >> 8);
+	for (k = 0; k < K * N; k++)
+		B[k] = (int8_t)(rnd(&s) >> 8);
+	for (m = 0; m < M; m++)
+		for (n = 0; n < N; n++)
+			for (want[m * N + n] = 0, k = 0; k < K; k++)
+				want[m * N + n] += A[m * K + k] * B[(k / 4) * 4 * N + 4 * n + k % 4];
+	state();
+	hgc_brgemm_u8s8s32(pa, pb, C, 1, M, N, K, K, 4 * N, N, 0);
+	for (bad = 0, m = 0; m < M * N; m++)
+		bad += C[m] != want[m];
+	ok(bad == 0, "AMX call after %s: exact (%d wrong)", what, bad);
+}
+
+/* The AMX kernels load their tile configuration when they find another, or none. */
+static void test_amx_config(void)
+{
+	if (!hgc_rt_has_amx()) {
+		ok(1, "AMX tile configuration # SKIP no AMX here");
+		return;
+	}
+	amx_call_after(foreign_tiles, "another tile configuration");
+	amx_call_after(released_tiles, "a tile release");
+	amx_call_after(released_tiles, "a tile release (again)");
+}
+
 /* Every kernel test at the ISA in use. */
 static void test_isa(const char *name)
 {
@@ -658,6 +716,8 @@ int main(int argc, char **argv)
 		test_int8_next_b();
 		test_f32_a_ahead();
 	}
+	if (best == HGC_ISA_AVX512)
+		test_amx_config();
 	test_empty();
 	test_contract();
 	test_choose();
