@@ -26,21 +26,31 @@ static void test_shapes(void)
 	   bf16_tiles.fn[1][16] && !bf16_tiles.fn[1][3], "full tiles and power-of-two edge tiles");
 }
 
-/* Row tiles: an even split needs edge tiles of every size, which these tables lack. */
+/*
+ * Row tiles: the 6- and 8-row tiles have edge tiles of every size below
+ * them, for an even split; the 12- and 16-row ones only powers of two.
+ */
 static void test_rows(void)
 {
 	int64_t q, extra;
 
 	row_split(&f32_tiles, 4, 64, &q, &extra);
-	ok(q == 6 && extra == -1, "64 rows with 6x4: no 5-row tile, so full tiles first");
-	is_int(tile_rows(&f32_tiles, 4, 64, 0, q, extra), 6, "then 6 rows");
-	is_int(tile_rows(&f32_tiles, 4, 4, 10, q, extra), 4, "4 rows left: one 4-row tile");
-	is_int(tile_rows(&f32_tiles, 4, 3, 10, q, extra), 2, "3 rows left: 2 + 1");
+	ok(q == 5 && extra == 9, "64 rows with 6x4: 11 tiles, 9 of 6 and 2 of 5");
+	is_int(tile_rows(&f32_tiles, 4, 64, 0, q, extra), 6, "first tile: 6 rows");
+	is_int(tile_rows(&f32_tiles, 4, 10, 9, q, extra), 5, "tenth tile: 5 rows");
+	row_split(&f32_tiles, 4, 7, &q, &extra);
+	ok(q == 3 && extra == 1, "7 rows with 6x4: 4 + 3, not 6 + 1");
+	row_split(&f32_tiles, 3, 15, &q, &extra);
+	ok(q == 7 && extra == 1, "15 rows with 8x3: 8 + 7");
 	row_split(&f32_tiles, 4, 4, &q, &extra);
 	ok(q == 4 && extra == 0, "4 rows: one tile of 4");
 	row_split(&f32_tiles, 2, 24, &q, &extra);
 	ok(q == 12 && extra == 0, "24 rows with 12x2: 12 and 12");
 	is_int(tile_rows(&f32_tiles, 2, 12, 1, q, extra), 12, "second tile: 12 rows");
+	row_split(&f32_tiles, 1, 40, &q, &extra);
+	ok(q == 16 && extra == -1, "40 rows with 16x1: no 13-row tile, so full tiles first");
+	is_int(tile_rows(&f32_tiles, 1, 8, 2, q, extra), 8, "8 rows left: one 8-row tile");
+	is_int(tile_rows(&f32_tiles, 1, 3, 3, q, extra), 2, "3 rows left: 2 + 1");
 }
 
 int main(void)
