@@ -18,6 +18,7 @@
  * last whole 32x32 block go to the zmm kernel (brgemm_avx512.c).
  */
 #include <immintrin.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "runtime/runtime_int.h"
@@ -98,17 +99,49 @@ chunk(const char *a, int64_t lda_b, const char *b, int64_t ldb_b, int bf16)
 	}
 }
 
-/* A 32x32 block of C (s32 or f32) at (m0, n0): whole k chunks in place, a last one of
-   fewer than 64 bytes of A's k through zero-padded copies.  esz: bytes of an A element. */
-static inline __attribute__((always_inline)) void
-block(const struct hgc_rt_call *c, int64_t m0, int64_t n0, int esz, int bf16)
-{
-	char *cp = (char *)c->C + (m0 * c->ldc + n0) * 4;
-	int64_t ldc_b = c->ldc * 4, lda_b = c->lda * esz, ldb_b = c->ldb * esz, b, k;
-	int64_t kbytes = c->K * esz, kfull = kbytes - kbytes % 64;
-	char abuf[32 * TB], bbuf[TR * 2 * TB];
+/*
+ * How a call's 32x32 blocks read their operands.  Whole blocks read A and B
+ * in place; the rows past the last whole block of 32 (or all rows, when K
+ * is under one chunk) come from a zero-padded copy of A, 32 rows a block,
+ * every chunk of k whole; the columns past the last whole block (or all)
+ * from a zero-padded copy of B's packed rows.  apad/bpad NULL: none.
+ */
+struct plan {
+	int esz;			/* bytes of an A element */
+	int64_t lda_b, ldb_b, kbytes, kfull, kpad;	/* kpad: kbytes rounded up to 64 */
+	const char *apad, *bpad;
+	int64_t arow0, bcol0;		/* the first row / column in the copy */
+	int64_t apad_batch, bpad_ld, bpad_batch;	/* bytes a batch element, a B row */
+};
 
-	if (c->beta) {
+/* A's rows m0.. of batch element b for plan p: the pointer and its row stride. */
+static inline const char *a_rows(const struct hgc_rt_call *c, const struct plan *p, int64_t b,
+				 int64_t m0, int64_t *ld)
+{
+	if (p->apad && m0 >= p->arow0) {
+		*ld = p->kpad;
+		return p->apad + b * p->apad_batch + (m0 - p->arow0) * p->kpad;
+	}
+	*ld = p->lda_b;
+	return (const char *)c->A[b] + m0 * p->lda_b;
+}
+
+/* B's columns n0.. of batch element b for plan p: the pointer and its packed row stride. */
+static inline const char *b_cols(const struct hgc_rt_call *c, const struct plan *p, int64_t b,
+				 int64_t n0, int64_t *ld)
+{
+	if (p->bpad && n0 >= p->bcol0) {
+		*ld = p->bpad_ld;
+		return p->bpad + b * p->bpad_batch + 4 * (n0 - p->bcol0);
+	}
+	*ld = p->ldb_b;
+	return (const char *)c->B[b] + 4 * n0;
+}
+
+/* Load (beta 1) or zero the 32x32 block of C at cp, ldc_b bytes a row. */
+static inline __attribute__((always_inline)) void c_start(const char *cp, int64_t ldc_b, int beta)
+{
+	if (beta) {
 		_tile_loadd(0, cp, ldc_b);
 		_tile_loadd(1, cp + 64, ldc_b);
 		_tile_loadd(2, cp + 16 * ldc_b, ldc_b);
@@ -119,32 +152,100 @@ block(const struct hgc_rt_call *c, int64_t m0, int64_t n0, int esz, int bf16)
 		_tile_zero(2);
 		_tile_zero(3);
 	}
-	for (b = 0; b < c->bs; b++) {
-		const char *a = (const char *)c->A[b] + m0 * lda_b;
-		const char *bp = (const char *)c->B[b] + 4 * n0;
+}
 
-		for (k = 0; k < kfull; k += 64)
-			chunk(a + k, lda_b, bp + (k / 4) * ldb_b, ldb_b, bf16);
-		if (kfull < kbytes) {
-			pad_a(a, lda_b, kfull, (int)(kbytes - kfull), 32, abuf);
-			pad_b(bp, ldb_b, kfull, (int)(kbytes - kfull), bbuf);
-			chunk(abuf, TB, bbuf, 2 * TB, bf16);
-		}
-	}
+/* Store the 32x32 block to cp. */
+static inline __attribute__((always_inline)) void c_store(char *cp, int64_t ldc_b)
+{
 	_tile_stored(0, cp, ldc_b);
 	_tile_stored(1, cp + 64, ldc_b);
 	_tile_stored(2, cp + 16 * ldc_b, ldc_b);
 	_tile_stored(3, cp + 16 * ldc_b + 64, ldc_b);
 }
 
-static void block_u8s8(const struct hgc_rt_call *c, int64_t m0, int64_t n0)
+/*
+ * A 32x32 block of C (s32 or f32) at (m0, n0), mr x nc of it inside C:
+ * whole k chunks from where plan p says, a last one of fewer than 64 bytes
+ * of k through zero-padded copies unless it is in a padded operand already.
+ * A block that sticks out of C goes through a 32x32 buffer.
+ */
+static inline __attribute__((always_inline)) void
+block(const struct hgc_rt_call *c, const struct plan *p, int64_t m0, int64_t n0, int bf16)
 {
-	block(c, m0, n0, 1, 0);
+	int64_t ldc_b = c->ldc * 4, mr = c->M - m0 < 32 ? c->M - m0 : 32;
+	int64_t nc = c->N - n0 < 32 ? c->N - n0 : 32, b, k, lda, ldb, i;
+	char *cp = (char *)c->C + (m0 * c->ldc + n0) * 4;
+	char abuf[32 * TB], bbuf[TR * 2 * TB], cbuf[32 * 32 * 4];
+	bool whole = mr == 32 && nc == 32;
+
+	if (!whole && c->beta) {
+		memset(cbuf, 0, sizeof(cbuf));
+		for (i = 0; i < mr; i++)
+			memcpy(cbuf + i * 128, cp + i * ldc_b, (size_t)nc * 4);
+	}
+	c_start(whole ? cp : cbuf, whole ? ldc_b : 128, c->beta);
+	for (b = 0; b < c->bs; b++) {
+		const char *a = a_rows(c, p, b, m0, &lda), *bp = b_cols(c, p, b, n0, &ldb);
+		int kb = (int)(p->kbytes - p->kfull);
+
+		for (k = 0; k < p->kfull; k += 64)
+			chunk(a + k, lda, bp + (k / 4) * ldb, ldb, bf16);
+		if (!kb)
+			continue;
+		if (!p->apad || m0 < p->arow0)
+			pad_a(a, lda, p->kfull, kb, 32, abuf);
+		if (!p->bpad || n0 < p->bcol0)
+			pad_b(bp, ldb, p->kfull, kb, bbuf);
+		chunk(p->apad && m0 >= p->arow0 ? a + p->kfull : abuf,
+		      p->apad && m0 >= p->arow0 ? lda : TB,
+		      p->bpad && n0 >= p->bcol0 ? bp + (p->kfull / 4) * ldb : bbuf,
+		      p->bpad && n0 >= p->bcol0 ? ldb : 2 * TB, bf16);
+	}
+	if (whole) {
+		c_store(cp, ldc_b);
+		return;
+	}
+	c_store(cbuf, 128);
+	for (i = 0; i < mr; i++)
+		memcpy(cp + i * ldc_b, cbuf + i * 128, (size_t)nc * 4);
 }
 
-static void block_bf16(const struct hgc_rt_call *c, int64_t m0, int64_t n0)
+static void block_u8s8(const struct hgc_rt_call *c, const struct plan *p, int64_t m0, int64_t n0)
 {
-	block(c, m0, n0, 2, 1);
+	block(c, p, m0, n0, 0);
+}
+
+static void block_bf16(const struct hgc_rt_call *c, const struct plan *p, int64_t m0, int64_t n0)
+{
+	block(c, p, m0, n0, 1);
+}
+
+/* Rows [r0, r1) of A, every batch element, into buf: 32-row blocks of kpad bytes a row, zeros
+   past r1 and past K. */
+static void fill_apad(const struct hgc_rt_call *c, const struct plan *p, int64_t r0, int64_t r1,
+		      char *buf)
+{
+	int64_t b, i;
+
+	memset(buf, 0, (size_t)(p->apad_batch * c->bs));
+	for (b = 0; b < c->bs; b++)
+		for (i = r0; i < r1; i++)
+			memcpy(buf + b * p->apad_batch + (i - r0) * p->kpad,
+			       (const char *)c->A[b] + i * p->lda_b, (size_t)p->kbytes);
+}
+
+/* Columns [c0, c1) of B's packed rows, every batch element, into buf: bpad_ld bytes a row,
+   kpad / 4 rows, zeros past c1 and past K. */
+static void fill_bpad(const struct hgc_rt_call *c, const struct plan *p, int64_t c0, int64_t c1,
+		      char *buf)
+{
+	int64_t b, r;
+
+	memset(buf, 0, (size_t)(p->bpad_batch * c->bs));
+	for (b = 0; b < c->bs; b++)
+		for (r = 0; r < p->kbytes / 4; r++)
+			memcpy(buf + b * p->bpad_batch + r * p->bpad_ld,
+			       (const char *)c->B[b] + r * p->ldb_b + 4 * c0, (size_t)(c1 - c0) * 4);
 }
 
 /* The part of c from row m0 and column n0 on (m x n) with the zmm kernel: the batch a
@@ -175,29 +276,73 @@ static void zmm_part(const struct hgc_rt_call *c, int64_t m0, int64_t n0, int64_
 	}
 }
 
+/* Bytes of the padded copies on the stack at most (each of A and B). */
+#define PAD_MAX (32 << 10)
+/* Rows or columns of a partial block at least, for AMX to take it (of 32). */
+#define PART_MIN 8
+
+/* The end of the rows (or columns) of n that AMX takes: all, unless the last partial block
+   holds fewer than PART_MIN. */
+static int64_t amx_end(int64_t n)
+{
+	return n % 32 && n % 32 < PART_MIN ? n - n % 32 : n;
+}
+
 /*
- * A brgemm with AMX: the whole 32x32 blocks of C, row blocks outer; the
- * rows and columns past the last whole block with the zmm kernel, and a
- * call entirely when its whole blocks hold less than 3/4 of C or A's k is
- * below 64 bytes (transformer's int8 40x64x40 ran 0.51 of oneDNN on
- * vpdpbusd and 0.44 split; dlrm's 128x13x512 ten times slower through
- * copies).
+ * A brgemm with AMX over 32x32 blocks of C, row blocks outer.  A last
+ * partial block of rows (or columns) reads a zero-padded copy of its strip
+ * of A (of B), and all of A and B are copied when K is under one chunk of
+ * 64 bytes (a copy of the last chunk per block cost dlrm's 128x13x512 ten
+ * times the vpdpbusd kernel's time).  Partial blocks of fewer than
+ * PART_MIN rows or columns (a matrix-vector product's one row), and strips
+ * whose copy would pass PAD_MAX, go to the zmm kernel as sub-calls, and
+ * the whole call when nothing is left for AMX.  On the Xeon, one thread,
+ * against the split at whole blocks with zmm for the rest (and zmm alone
+ * below 3/4 of C in whole blocks): transformer's int8 16 x 40x64x40 12.1-
+ * 12.4 -> 10.6-10.7 us, bert's 12 x 128x64x128 (whole blocks) unchanged.
  */
 static void run(const struct hgc_rt_call *c, int esz, hgc_rt_kernel_fn *zmm,
-		void (*blk)(const struct hgc_rt_call *, int64_t, int64_t))
+		void (*blk)(const struct hgc_rt_call *, const struct plan *, int64_t, int64_t))
 {
-	int64_t m32 = c->M - c->M % 32, n32 = c->N - c->N % 32, m0, n0;
+	struct plan p = { .esz = esz, .lda_b = c->lda * esz, .ldb_b = c->ldb * esz };
+	int64_t mend = amx_end(c->M), nend = amx_end(c->N), m0, n0, mpad = 0, npad = 0;
+	char *abuf = NULL, *bbuf = NULL;
 
-	if (c->K * esz < 64 || 4 * m32 * n32 < 3 * c->M * c->N) {
+	p.kbytes = c->K * esz;
+	p.kfull = p.kbytes - p.kbytes % 64;
+	p.kpad = (p.kbytes + 63) & ~(int64_t)63;
+	/* all of A and B copied when K is under a chunk, else the partial strips */
+	p.arow0 = p.kfull ? mend - mend % 32 : 0;
+	p.bcol0 = p.kfull ? nend - nend % 32 : 0;
+	mpad = (mend - p.arow0 + 31) / 32 * 32;
+	npad = (nend - p.bcol0 + 31) / 32 * 32;
+	p.apad_batch = mpad * p.kpad;
+	p.bpad_ld = npad * 4;
+	p.bpad_batch = p.kpad / 4 * p.bpad_ld;
+	if (mpad && p.apad_batch * c->bs <= PAD_MAX)
+		abuf = __builtin_alloca((size_t)(p.apad_batch * c->bs));
+	else
+		mend = p.arow0;
+	if (npad && p.bpad_batch * c->bs <= PAD_MAX)
+		bbuf = __builtin_alloca((size_t)(p.bpad_batch * c->bs));
+	else
+		nend = p.bcol0;
+	if (!mend || !nend) {
 		zmm(c);
 		return;
 	}
+	if (abuf)
+		fill_apad(c, &p, p.arow0, mend, abuf);
+	if (bbuf)
+		fill_bpad(c, &p, p.bcol0, nend, bbuf);
+	p.apad = abuf;
+	p.bpad = bbuf;
 	configure();
-	for (m0 = 0; m0 < m32; m0 += 32)
-		for (n0 = 0; n0 < n32; n0 += 32)
-			blk(c, m0, n0);
-	zmm_part(c, 0, n32, c->M, c->N - n32, esz, zmm);
-	zmm_part(c, m32, 0, c->M - m32, n32, esz, zmm);
+	for (m0 = 0; m0 < mend; m0 += 32)
+		for (n0 = 0; n0 < nend; n0 += 32)
+			blk(c, &p, m0, n0);
+	zmm_part(c, 0, nend, mend, c->N - nend, esz, zmm);
+	zmm_part(c, mend, 0, c->M - mend, c->N, esz, zmm);
 }
 
 /* u8 x s8 -> s32 with tdpbusd. */
