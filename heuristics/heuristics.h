@@ -59,6 +59,7 @@ struct hgc_heur_machine {
 	double fma_per_cycle;	/* vector FMA (or dot-product) instructions per cycle */
 	double loads_per_cycle;	/* vector loads and broadcasts per cycle */
 	double fma_latency;	/* cycles: an accumulator's chain */
+	double bcast_fma;	/* FMA slots a broadcast of A takes from the tile (zmm, Intel) */
 	int64_t l1, l2;		/* data cache bytes per core */
 	double l1_slowdown;	/* a brgemm call's slowdown when its B block is twice the
 				   L1 term's limit (0: B streams from L2 at no cost) */

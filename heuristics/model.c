@@ -95,17 +95,23 @@ static int64_t cache_bytes(int level, int64_t fallback)
  * Xeons measured on 2026-12-02 (Sapphire Rapids and later, 48 KiB L1, 2 MiB
  * L2): two zmm FMAs a cycle (242.6 GFLOP/s against 130.9 of ymm), and B
  * blocks up to 64 KiB streamed from L2 at no cost (1024^3 with NB=64:
- * 13.5, 13.3 and 13.3-13.8 ms for KB = 64, 128, 256).
+ * 13.5, 13.3 and 13.3-13.8 ms for KB = 64, 128, 256).  There each
+ * broadcast of A costs the zmm tile about 0.6 of an FMA slot: tiles of
+ * 24 FMAs a k step in a loop in L1 (K=128) ran at 0.86 (6x4, 8x3) and
+ * 0.78-0.82 (12x2) of the FMA peak, and 16x1 at 0.56-0.63, which rated at
+ * 0.92 made matmul_plain take NB=16 for 512x845x1024 (6.1-6.3 ms, against
+ * 5.5 with matmul_packa's 6x4 tiles).
  */
 struct core {
 	const char *vendor;	/* as HGC_MACHINE names it */
 	double zmm_fmas;	/* zmm FMAs per cycle */
 	double l1_slowdown;	/* a call's slowdown at a B block of twice the L1 term's limit */
+	double bcast_fma;	/* FMA slots a zmm broadcast of A takes */
 };
 
 static const struct core cores[] = {
-	{ "amd", 1, 1 },
-	{ "intel", 2, 0 },
+	{ "amd", 1, 1, 0 },
+	{ "intel", 2, 0, 0.6 },
 };
 
 /* The core by CPUID's vendor: Intel's for "GenuineIntel", else AMD's. */
@@ -187,6 +193,7 @@ void hgc_heur_machine_host(struct hgc_heur_machine *mc, int vlen)
 	mc->fma_per_cycle = mc->vlen == 16 ? core->zmm_fmas : 2;
 	mc->loads_per_cycle = mc->vlen == 16 ? 2 : 1.85;
 	mc->fma_latency = 4;
+	mc->bcast_fma = mc->vlen == 16 ? core->bcast_fma : 0;
 	mc->l1 = __atomic_load_n(&l1, __ATOMIC_RELAXED);
 	mc->l2 = __atomic_load_n(&l2, __ATOMIC_RELAXED);
 	mc->l1_slowdown = core->l1_slowdown;
@@ -264,7 +271,7 @@ double hgc_heur_peak(const struct hgc_heur_ctx *cx)
 /* Cycles of one k step of an r x v tile: FMA-, load- or latency-bound. */
 static double tile_step(const struct hgc_heur_machine *mc, double ipk, int64_t r, int64_t v)
 {
-	double fma = (double)(r * v) * ipk / mc->fma_per_cycle;
+	double fma = ((double)(r * v) * ipk + mc->bcast_fma * (double)r) / mc->fma_per_cycle;
 	double ld = (double)(r + v) / mc->loads_per_cycle;
 	double lat = mc->fma_latency * ipk;
 
