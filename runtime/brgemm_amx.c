@@ -14,8 +14,9 @@
  * that finds another: other code on the thread, oneDNN for one, may have
  * changed it; left in place after the call for the next).  The k
  * past the last multiple of 64 bytes (K is a multiple of the packing) goes
- * through zero-padded copies on the stack; the rows and columns past the
- * last whole 32x32 block go to the zmm kernel (brgemm_avx512.c).
+ * through zero-padded copies on the stack, and so do the rows and columns
+ * of a last partial block (run); a partial block of fewer than 8 goes to
+ * the zmm kernel (brgemm_avx512.c).
  */
 #include <immintrin.h>
 #include <stdbool.h>
@@ -107,18 +108,28 @@ chunk(const char *a, int64_t lda_b, const char *b, int64_t ldb_b, int bf16)
  * from a zero-padded copy of B's packed rows.  apad/bpad NULL: none.
  */
 struct plan {
-	int esz;			/* bytes of an A element */
 	int64_t lda_b, ldb_b, kbytes, kfull, kpad;	/* kpad: kbytes rounded up to 64 */
 	const char *apad, *bpad;
 	int64_t arow0, bcol0;		/* the first row / column in the copy */
 	int64_t apad_batch, bpad_ld, bpad_batch;	/* bytes a batch element, a B row */
 };
 
+/* Whether the block rows from m0 (columns from n0) read the padded copy. */
+static inline bool in_apad(const struct plan *p, int64_t m0)
+{
+	return p->apad && m0 >= p->arow0;
+}
+
+static inline bool in_bpad(const struct plan *p, int64_t n0)
+{
+	return p->bpad && n0 >= p->bcol0;
+}
+
 /* A's rows m0.. of batch element b for plan p: the pointer and its row stride. */
 static inline const char *a_rows(const struct hgc_rt_call *c, const struct plan *p, int64_t b,
 				 int64_t m0, int64_t *ld)
 {
-	if (p->apad && m0 >= p->arow0) {
+	if (in_apad(p, m0)) {
 		*ld = p->kpad;
 		return p->apad + b * p->apad_batch + (m0 - p->arow0) * p->kpad;
 	}
@@ -130,7 +141,7 @@ static inline const char *a_rows(const struct hgc_rt_call *c, const struct plan 
 static inline const char *b_cols(const struct hgc_rt_call *c, const struct plan *p, int64_t b,
 				 int64_t n0, int64_t *ld)
 {
-	if (p->bpad && n0 >= p->bcol0) {
+	if (in_bpad(p, n0)) {
 		*ld = p->bpad_ld;
 		return p->bpad + b * p->bpad_batch + 4 * (n0 - p->bcol0);
 	}
@@ -186,20 +197,25 @@ block(const struct hgc_rt_call *c, const struct plan *p, int64_t m0, int64_t n0,
 	c_start(whole ? cp : cbuf, whole ? ldc_b : 128, c->beta);
 	for (b = 0; b < c->bs; b++) {
 		const char *a = a_rows(c, p, b, m0, &lda), *bp = b_cols(c, p, b, n0, &ldb);
+		const char *at = a + p->kfull, *bt = bp + (p->kfull / 4) * ldb;
 		int kb = (int)(p->kbytes - p->kfull);
 
 		for (k = 0; k < p->kfull; k += 64)
 			chunk(a + k, lda, bp + (k / 4) * ldb, ldb, bf16);
 		if (!kb)
 			continue;
-		if (!p->apad || m0 < p->arow0)
+		/* the last chunk: whole in a padded copy, else copied out padded */
+		if (!in_apad(p, m0)) {
 			pad_a(a, lda, p->kfull, kb, 32, abuf);
-		if (!p->bpad || n0 < p->bcol0)
+			at = abuf;
+			lda = TB;
+		}
+		if (!in_bpad(p, n0)) {
 			pad_b(bp, ldb, p->kfull, kb, bbuf);
-		chunk(p->apad && m0 >= p->arow0 ? a + p->kfull : abuf,
-		      p->apad && m0 >= p->arow0 ? lda : TB,
-		      p->bpad && n0 >= p->bcol0 ? bp + (p->kfull / 4) * ldb : bbuf,
-		      p->bpad && n0 >= p->bcol0 ? ldb : 2 * TB, bf16);
+			bt = bbuf;
+			ldb = 2 * TB;
+		}
+		chunk(at, lda, bt, ldb, bf16);
 	}
 	if (whole) {
 		c_store(cp, ldc_b);
@@ -304,7 +320,7 @@ static int64_t amx_end(int64_t n)
 static void run(const struct hgc_rt_call *c, int esz, hgc_rt_kernel_fn *zmm,
 		void (*blk)(const struct hgc_rt_call *, const struct plan *, int64_t, int64_t))
 {
-	struct plan p = { .esz = esz, .lda_b = c->lda * esz, .ldb_b = c->ldb * esz };
+	struct plan p = { .lda_b = c->lda * esz, .ldb_b = c->ldb * esz };
 	int64_t mend = amx_end(c->M), nend = amx_end(c->N), m0, n0, mpad = 0, npad = 0;
 	char *abuf = NULL, *bbuf = NULL;
 

@@ -180,7 +180,7 @@ static void out_index(struct hgc_lower_ctx *cx, const struct red *r, const struc
  * <16 x float>: as 8 lanes it stayed <8 x float> between zmm loops, and the
  * mix cost 5% of attention at seq 128 (on Intel, 512-bit work in flight
  * takes the vector ALU of port 1 from the ymm code); 16 lanes in ymm code
- * (a LayerNorm region) were 10% slower than 8.
+ * (a LayerNorm region) were 6-10% slower than 8.
  * 0: no split.
  */
 static int red_lanes_of(struct hgc_lower_ctx *cx, const struct red *r,
