@@ -118,6 +118,20 @@ static LLVMValueRef lazy_select(struct hgc_llvm_gen *g, LLVMValueRef c,
 	return phi;
 }
 
+/* A cast; (u8) or (s8) of an f32 round() in one step where hgc_llvm_round_to_byte can. */
+static LLVMValueRef cast_expr(struct hgc_llvm_gen *g, const struct hgc_tir_expr *e)
+{
+	const struct hgc_tir_expr *x = e->ops[0];
+	LLVMValueRef v;
+
+	if ((e->type.kind == HGC_TIR_U8 || e->type.kind == HGC_TIR_S8) && !e->type.ptr &&
+	    x->kind == HGC_TIR_E_INTRIN && x->op == HGC_TIR_I_ROUND && x->type.kind == HGC_TIR_F32 &&
+	    !x->type.ptr && x->type.lanes == 1 &&
+	    (v = hgc_llvm_round_to_byte(g, hgc_llvm_expr(g, x->ops[0]), e->type)))
+		return v;
+	return hgc_llvm_cast(g, hgc_llvm_expr(g, x), x->type, e->type);
+}
+
 /* select(c, a, b): an LLVM select when both sides are safe or c is a vector. */
 static LLVMValueRef select_expr(struct hgc_llvm_gen *g, const struct hgc_tir_expr *e)
 {
@@ -329,7 +343,7 @@ LLVMValueRef hgc_llvm_expr(struct hgc_llvm_gen *g, const struct hgc_tir_expr *e)
 	case HGC_TIR_E_SELECT:
 		return select_expr(g, e);
 	case HGC_TIR_E_CAST:
-		return hgc_llvm_cast(g, hgc_llvm_expr(g, e->ops[0]), e->ops[0]->type, e->type);
+		return cast_expr(g, e);
 	case HGC_TIR_E_LOAD:
 		return load(g, e);
 	case HGC_TIR_E_ADDR:

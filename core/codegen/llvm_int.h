@@ -123,6 +123,8 @@ LLVMValueRef hgc_llvm_from_mem(struct hgc_llvm_gen *g, LLVMValueRef v, struct hg
 LLVMValueRef hgc_llvm_f32_to_bf16(struct hgc_llvm_gen *g, LLVMValueRef v);
 LLVMValueRef hgc_llvm_bf16_to_f32(struct hgc_llvm_gen *g, LLVMValueRef v);
 /* v of type from converted to type to, as the C backend's casts do. */
+/* (u8) or (s8) of round(x) in one step where the target allows, else NULL (llvm_type.c). */
+LLVMValueRef hgc_llvm_round_to_byte(struct hgc_llvm_gen *g, LLVMValueRef x, struct hgc_tir_type to);
 LLVMValueRef hgc_llvm_cast(struct hgc_llvm_gen *g, LLVMValueRef v, struct hgc_tir_type from,
 			   struct hgc_tir_type to);
 

@@ -202,6 +202,35 @@ static LLVMValueRef float_to_byte(struct hgc_llvm_gen *g, LLVMValueRef v, struct
 		 : LLVMBuildFPToSI(g->b, v, like(v, g->t.i8), "");
 }
 
+/*
+ * (u8)round(x) or (s8)round(x), round half to even, with AVX-512VL: x
+ * clamped as float_to_byte does, then rounded by adding 1.5 * 2^23 (every
+ * sum lands in [2^23, 2^24), where a float's unit in the last place is 1,
+ * so the add rounds x to an integer, half to even), whose bits minus the
+ * constant's are that integer; truncated with vpmovdb.  One add and one
+ * integer subtract instead of vrndscaleps (two uops) and vcvttps2dq: the
+ * u8 epilogue of an int8 MatMul is a few instructions per vector.  NULL
+ * without AVX-512VL (the caller converts the rounded value).
+ */
+LLVMValueRef hgc_llvm_round_to_byte(struct hgc_llvm_gen *g, LLVMValueRef x, struct hgc_tir_type to)
+{
+	LLVMTypeRef ty = LLVMTypeOf(x);
+	int n = LLVMGetTypeKind(ty) == LLVMVectorTypeKind ? (int)LLVMGetVectorSize(ty) : 1;
+	bool u = to.kind == HGC_TIR_U8;
+	LLVMValueRef magic = hgc_llvm_splat(g, LLVMConstReal(g->t.f32, 12582912.0), n), i;
+
+	if (!strstr(hgc_llvm_features(), "+avx512vl"))
+		return NULL;
+	if (!u)
+		x = LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealORD, x, x, ""), x,
+				    LLVMConstNull(ty), "");
+	x = bound_by(g, x, LLVMRealOGT, u ? 0 : -128, n);
+	x = bound_by(g, x, LLVMRealOLT, u ? 255 : 127, n);
+	i = LLVMBuildBitCast(g->b, LLVMBuildFAdd(g->b, x, magic, ""), like(x, g->t.i32), "");
+	i = LLVMBuildSub(g->b, i, LLVMBuildBitCast(g->b, magic, like(x, g->t.i32), ""), "");
+	return LLVMBuildTrunc(g->b, i, like(x, g->t.i8), "");
+}
+
 /* f32 to an integer kind: llvm.fpto[su]i.sat (NaN 0, saturating), or != 0 for bool. */
 static LLVMValueRef from_float(struct hgc_llvm_gen *g, LLVMValueRef v, struct hgc_tir_type to)
 {
