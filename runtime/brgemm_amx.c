@@ -188,6 +188,7 @@ block(const struct hgc_rt_call *c, const struct plan *p, int64_t m0, int64_t n0,
 	char *cp = (char *)c->C + (m0 * c->ldc + n0) * 4;
 	char abuf[32 * TB], bbuf[TR * 2 * TB], cbuf[32 * 32 * 4];
 	bool whole = mr == 32 && nc == 32;
+	int kb = (int)(p->kbytes - p->kfull);
 
 	if (!whole && c->beta) {
 		memset(cbuf, 0, sizeof(cbuf));
@@ -198,7 +199,6 @@ block(const struct hgc_rt_call *c, const struct plan *p, int64_t m0, int64_t n0,
 	for (b = 0; b < c->bs; b++) {
 		const char *a = a_rows(c, p, b, m0, &lda), *bp = b_cols(c, p, b, n0, &ldb);
 		const char *at = a + p->kfull, *bt = bp + (p->kfull / 4) * ldb;
-		int kb = (int)(p->kbytes - p->kfull);
 
 		for (k = 0; k < p->kfull; k += 64)
 			chunk(a + k, lda, bp + (k / 4) * ldb, ldb, bf16);

@@ -81,6 +81,7 @@ const char *hgc_llvm_triple(void);
 const char *hgc_llvm_layout(void);
 const char *hgc_llvm_cpu(void);
 const char *hgc_llvm_features(void);
+bool hgc_llvm_has_feature(const char *name);
 /* Turn an LLVMErrorRef into an error "llvm backend: what: message"; consumes err, returns -1. */
 int hgc_llvm_error(struct hgc_diag *d, LLVMErrorRef err, const char *what);
 /* A unique prefix for the symbols of a module added to the JIT (malloc'ed). */
@@ -122,9 +123,9 @@ LLVMValueRef hgc_llvm_from_mem(struct hgc_llvm_gen *g, LLVMValueRef v, struct hg
 /* bf16 bits (i16, or vectors) from f32 rounded to nearest even (NaN stays NaN), and back. */
 LLVMValueRef hgc_llvm_f32_to_bf16(struct hgc_llvm_gen *g, LLVMValueRef v);
 LLVMValueRef hgc_llvm_bf16_to_f32(struct hgc_llvm_gen *g, LLVMValueRef v);
-/* v of type from converted to type to, as the C backend's casts do. */
 /* (u8) or (s8) of round(x) in one step where the target allows, else NULL (llvm_type.c). */
 LLVMValueRef hgc_llvm_round_to_byte(struct hgc_llvm_gen *g, LLVMValueRef x, struct hgc_tir_type to);
+/* v of type from converted to type to, as the C backend's casts do. */
 LLVMValueRef hgc_llvm_cast(struct hgc_llvm_gen *g, LLVMValueRef v, struct hgc_tir_type from,
 			   struct hgc_tir_type to);
 

@@ -51,7 +51,7 @@ static void prefer_zmm(struct hgc_llvm_gen *g)
 {
 	static const char key[] = "prefer-vector-width", val[] = "512";
 
-	if (hgc_rt_isa() != HGC_ISA_AVX512 || !strstr(hgc_llvm_features(), "+avx512f"))
+	if (hgc_rt_isa() != HGC_ISA_AVX512 || !hgc_llvm_has_feature("avx512f"))
 		return;
 	LLVMAddAttributeAtIndex(g->fn, LLVMAttributeFunctionIndex,
 				LLVMCreateStringAttribute(g->ctx, key, sizeof(key) - 1, val,

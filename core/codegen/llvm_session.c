@@ -150,6 +150,18 @@ const char *hgc_llvm_features(void)
 	return S.features;
 }
 
+/* Whether the host feature string holds +name as a whole item ("avx512f" is not "avx512fp16"). */
+bool hgc_llvm_has_feature(const char *name)
+{
+	size_t n = strlen(name);
+	const char *p;
+
+	for (p = S.features; p && (p = strstr(p, name)); p += n)
+		if (p > S.features && p[-1] == '+' && (p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
+
 /* "triple, cpu, features" of the host, for reports (empty before first use). */
 const char *hgc_codegen_llvm_target(void)
 {

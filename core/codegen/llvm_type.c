@@ -8,8 +8,6 @@
  */
 #include "llvm_int.h"
 
-#include <string.h>
-
 /* Cache the types every file uses. */
 void hgc_llvm_types_init(struct hgc_llvm_gen *g)
 {
@@ -184,7 +182,8 @@ static LLVMValueRef bound_by(struct hgc_llvm_gen *g, LLVMValueRef v, LLVMRealPre
 	return LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, p, v, c, ""), v, c, "");
 }
 
-static LLVMValueRef float_to_byte(struct hgc_llvm_gen *g, LLVMValueRef v, struct hgc_tir_type to)
+/* f32 v with NaN as 0 and clamped to the range of u8 or s8 (to). */
+static LLVMValueRef clamp_to_byte(struct hgc_llvm_gen *g, LLVMValueRef v, struct hgc_tir_type to)
 {
 	LLVMTypeRef ty = LLVMTypeOf(v);
 	int n = LLVMGetTypeKind(ty) == LLVMVectorTypeKind ? (int)LLVMGetVectorSize(ty) : 1;
@@ -194,8 +193,15 @@ static LLVMValueRef float_to_byte(struct hgc_llvm_gen *g, LLVMValueRef v, struct
 		v = LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealORD, v, v, ""), v,
 				    LLVMConstNull(ty), "");
 	v = bound_by(g, v, LLVMRealOGT, u ? 0 : -128, n);
-	v = bound_by(g, v, LLVMRealOLT, u ? 255 : 127, n);
-	if (strstr(hgc_llvm_features(), "+avx512vl"))
+	return bound_by(g, v, LLVMRealOLT, u ? 255 : 127, n);
+}
+
+static LLVMValueRef float_to_byte(struct hgc_llvm_gen *g, LLVMValueRef v, struct hgc_tir_type to)
+{
+	bool u = to.kind == HGC_TIR_U8;
+
+	v = clamp_to_byte(g, v, to);
+	if (hgc_llvm_has_feature("avx512vl"))
 		return LLVMBuildTrunc(g->b, LLVMBuildFPToSI(g->b, v, like(v, g->t.i32), ""),
 				      like(v, g->t.i8), "");
 	return u ? LLVMBuildFPToUI(g->b, v, like(v, g->t.i8), "")
@@ -216,16 +222,11 @@ LLVMValueRef hgc_llvm_round_to_byte(struct hgc_llvm_gen *g, LLVMValueRef x, stru
 {
 	LLVMTypeRef ty = LLVMTypeOf(x);
 	int n = LLVMGetTypeKind(ty) == LLVMVectorTypeKind ? (int)LLVMGetVectorSize(ty) : 1;
-	bool u = to.kind == HGC_TIR_U8;
 	LLVMValueRef magic = hgc_llvm_splat(g, LLVMConstReal(g->t.f32, 12582912.0), n), i;
 
-	if (!strstr(hgc_llvm_features(), "+avx512vl"))
+	if (!hgc_llvm_has_feature("avx512vl"))
 		return NULL;
-	if (!u)
-		x = LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealORD, x, x, ""), x,
-				    LLVMConstNull(ty), "");
-	x = bound_by(g, x, LLVMRealOGT, u ? 0 : -128, n);
-	x = bound_by(g, x, LLVMRealOLT, u ? 255 : 127, n);
+	x = clamp_to_byte(g, x, to);
 	i = LLVMBuildBitCast(g->b, LLVMBuildFAdd(g->b, x, magic, ""), like(x, g->t.i32), "");
 	i = LLVMBuildSub(g->b, i, LLVMBuildBitCast(g->b, magic, like(x, g->t.i32), ""), "");
 	return LLVMBuildTrunc(g->b, i, like(x, g->t.i8), "");
