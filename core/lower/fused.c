@@ -849,6 +849,7 @@ static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 	free(text);
 	if (at >= 0) {
 		cx->in_parallel = saved || inst.points[at].in_parallel;
+		/* codegen's prefer_zmm (llvm_intrin.c) widens this function on the same ISA */
 		cx->wide_lanes = hgc_rt_isa() == HGC_ISA_AVX512;
 		rc = lower_rows(cx, fo, inst.points[at].block, &bx, &rows, &rowlen, d);
 		cx->in_parallel = saved;
