@@ -207,6 +207,14 @@ static void test_intrinsics(void)
 	hgc_tir_eval(m, x.b, hgc_tir_intrinv(m, HGC_TIR_I_FILL, 3, hgc_tir_addrv(m, x.Y, 1, I(0)),
 					      V(x.n), I(8)));
 	hgc_tir_storev(m, x.b, x.Y, hgc_tir_intrinv(m, HGC_TIR_I_EXP, 1, V(x.n)), 1, I(0));
+	hgc_tir_storev(m, x.b, x.Y, hgc_tir_intrinv(m, HGC_TIR_I_LANES_ADD, 2,
+						    hgc_tir_addrv(m, x.Y, 1, I(0)), I(8)), 1, I(0));
+	hgc_tir_storev(m, x.b, x.Y, hgc_tir_intrinv(m, HGC_TIR_I_LANES_MAX, 2,
+						    hgc_tir_addrv(m, x.Y, 1, I(0)), I(6)), 1, I(1));
+	hgc_tir_storev(m, x.b, x.Y, hgc_tir_intrinv(m, HGC_TIR_I_LANES_MIN, 2,
+						    hgc_tir_addrv(m, x.Y, 1, I(0)), V(x.n)), 1, I(2));
+	hgc_tir_storev(m, x.b, x.Y, hgc_tir_intrinv(m, HGC_TIR_I_LANES_MUL, 2,
+						    hgc_tir_addrv(m, S, 1, I(0)), I(128)), 1, I(3));
 	bad = hgc_tir_intrinv(m, HGC_TIR_I_EXP, 0);
 	bad->op = 999;
 	hgc_tir_eval(m, x.b, bad);
@@ -216,6 +224,10 @@ static void test_intrinsics(void)
 		   ERR("copy takes 3 arguments, not 2")
 		   ERR("argument 2 of fill must be f32, not index")
 		   ERR("argument 1 of exp must be f32, not index")
+		   ERR("argument 2 of lanes_max must be a constant power of two up to 64, not index")
+		   ERR("argument 2 of lanes_min must be a constant power of two up to 64, not index")
+		   ERR("argument 1 of lanes_mul must be ptr<f32>, not ptr<s8>")
+		   ERR("argument 2 of lanes_mul must be a constant power of two up to 64, not index")
 		   ERR("unknown intrinsic #999")
 		   ERR("a call statement must call something"),
 	       "intrinsic signatures");

@@ -4,8 +4,9 @@
  * and remainder of negatives, s8/u8 wrap-around, saturating float-to-int
  * casts, bf16 rounding (ties to even, NaN, overflow), loops with steps,
  * empty ranges and early returns, local tensors on the stack and in scratch
- * memory (also inside a parallel for and with dynamic sizes), and selects
- * and && that must not evaluate the side they do not take.
+ * memory (also inside a parallel for and with dynamic sizes), selects
+ * and && that must not evaluate the side they do not take, and the tree
+ * of halves of lanes_add/mul/max/min (NaN, infinities, signed zeros).
  */
 #include "t/llvm_check.h"
 
@@ -446,6 +447,85 @@ static void test_lazy(void)
 	munmap(map, 2 * (size_t)page);
 }
 
+/* lanes_* as docs/tir.md defines them: p[v] with p[v + h] for h = n/2 ... 1;
+   a max or min takes the second operand b when it is NaN or wins. */
+static float lanes_ref(int op, const float *p, int n)
+{
+	float t[64], a, b;
+	int h, v;
+
+	memcpy(t, p, sizeof(float) * (size_t)n);
+	for (h = n / 2; h > 0; h /= 2)
+		for (v = 0; v < h; v++) {
+			a = t[v], b = t[v + h];
+			t[v] = op == HGC_TIR_I_LANES_ADD ? a + b
+			       : op == HGC_TIR_I_LANES_MUL ? a * b
+			       : b != b ? b
+			       : op == HGC_TIR_I_LANES_MAX ? (b > a ? b : a) : (b < a ? b : a);
+		}
+	return t[0];
+}
+
+enum { LR = 6, LW = 4 };	/* rows of lanes input; widths per kind */
+static const int lanes_ops[4] = { HGC_TIR_I_LANES_ADD, HGC_TIR_I_LANES_MUL, HGC_TIR_I_LANES_MAX,
+				  HGC_TIR_I_LANES_MIN };
+static const int lanes_widths[LW] = { 2, 8, 16, 64 };
+
+/* Y[i, 4 k + w] = lanes_ops[k](&X[i, 0 : n], n) for n = lanes_widths[w]. */
+static struct hgc_tir_module *build_lanes(void)
+{
+	struct hgc_tir_module *m = hgc_tir_module_new("lanes");
+	struct hgc_tir_func *f = hgc_tir_func_new(m, "lanes", TY(VOID));
+	struct hgc_tir_tensor *X = hgc_tir_func_add_tensor(f, "X", TY(F32), 2, (int64_t[]){ LR, 64 });
+	struct hgc_tir_tensor *Y = hgc_tir_func_add_tensor(f, "Y", TY(F32), 2,
+							   (int64_t[]){ LR, 4 * LW });
+	struct hgc_tir_var *i = ivar(m, "i");
+	struct hgc_tir_stmt *b = loop_to(m, f->body, i, LR);
+	struct hgc_tir_expr *a[2], *idx[2];
+	int k, w;
+
+	m->entry = f;
+	for (k = 0; k < 4; k++)
+		for (w = 0; w < LW; w++) {
+			idx[0] = V(i), idx[1] = I(0);
+			a[0] = hgc_tir_addr(m, X, 2, idx, (int64_t[]){ 1, lanes_widths[w] });
+			a[1] = I(lanes_widths[w]);
+			ST2(b, Y, V(i), I(LW * k + w), hgc_tir_intrin(m, lanes_ops[k], 2, a));
+		}
+	return m;
+}
+
+/* The lanes_* folds against lanes_ref, on both backends, bit for bit. */
+static void test_lanes(void)
+{
+	float X[LR][64], Y[LR][4 * LW], want;
+	void *args[2] = { X, Y };
+	size_t sizes[2] = { sizeof(X), sizeof(Y) };
+	unsigned s = 5;
+	int i, j, k, bad = 0;
+
+	for (i = 0; i < LR; i++)
+		for (j = 0; j < 64; j++)
+			X[i][j] = 1 + rnd(&s) / 4;	/* products stay normal */
+	X[1][1] = NAN;				/* in the first pair */
+	X[2][37] = NAN, X[2][5] = INFINITY;	/* NaN past 16, +inf within 8 */
+	X[3][3] = -INFINITY, X[3][11] = INFINITY;	/* inf - inf in the sums */
+	for (j = 0; j < 64; j++)
+		X[4][j] = j % 3 ? 0.0f : -0.0f;	/* which zero wins */
+	X[5][0] = -2, X[5][63] = 3;		/* extremes at both ends */
+	if (run_both(build_lanes(), args, sizes, 2, "lanes_add/mul/max/min")) {
+		for (i = 0; i < LR; i++)
+			for (k = 0; k < 4 * LW; k++) {
+				want = lanes_ref(lanes_ops[k / LW], X[i], lanes_widths[k % LW]);
+				if (want != want ? Y[i][k] == Y[i][k]
+						 : memcmp(&want, &Y[i][k], sizeof(want)))
+					bad++, diag("row %d, fold %d: got %g, want %g", i, k,
+						    Y[i][k], want);
+			}
+		is_int(bad, 0, "lanes_* fold as a tree of halves (NaN, infinities, zeros)");
+	}
+}
+
 int main(void)
 {
 	init_floats();
@@ -455,6 +535,7 @@ int main(void)
 	test_return_scratch();
 	test_locals();
 	test_lazy();
+	test_lanes();
 	hgc_codegen_llvm_shutdown();
 	return done_testing();
 }

@@ -58,7 +58,23 @@ static const char prelude[] =
 	"HGC_MINMAX(s32, int32_t)\n"
 	"HGC_MINMAX(index, int64_t)\n"
 	"HGC_MINMAX(f32, float)\n"
-	"#undef HGC_MINMAX\n\n";
+	"#undef HGC_MINMAX\n\n"
+	/* lanes_*: llvm_intrin.c's lanes_fold, the same tree of halves */
+	"#define HGC_LANES(k, f) \\\n"
+	"static inline float hgc_lanes_##k(const float *p, int64_t n) \\\n"
+	"{ \\\n"
+	"\tfloat t[64], a, b; \\\n"
+	"\tint64_t h, v; \\\n"
+	"\tfor (v = 0; v < n; v++) t[v] = p[v]; \\\n"
+	"\tfor (h = n / 2; h > 0; h /= 2) \\\n"
+	"\t\tfor (v = 0; v < h; v++) { a = t[v]; b = t[v + h]; t[v] = f; } \\\n"
+	"\treturn t[0]; \\\n"
+	"}\n"
+	"HGC_LANES(add, a + b)\n"
+	"HGC_LANES(mul, a * b)\n"
+	"HGC_LANES(max, b != b ? b : b > a ? b : a)\n"
+	"HGC_LANES(min, b != b ? b : b < a ? b : a)\n"
+	"#undef HGC_LANES\n\n";
 
 /* Horner's rule over c[0..n) in fmaf steps on t, as C text (llvm_intrin.c's horner). */
 static void horner_text(FILE *out, const double *c, int n, const char *t)

@@ -229,6 +229,8 @@ static void math(struct cemit *c, const struct hgc_tir_expr *e)
 		[HGC_TIR_I_POW] = "__builtin_powf",
 		[HGC_TIR_I_THREAD_ID] = "(int64_t)omp_get_thread_num",
 		[HGC_TIR_I_NUM_THREADS] = "(int64_t)omp_get_num_threads",
+		[HGC_TIR_I_LANES_ADD] = "hgc_lanes_add", [HGC_TIR_I_LANES_MUL] = "hgc_lanes_mul",
+		[HGC_TIR_I_LANES_MAX] = "hgc_lanes_max", [HGC_TIR_I_LANES_MIN] = "hgc_lanes_min",
 	};
 
 	if ((unsigned)e->op >= HGC_TIR_INTRIN_COUNT || !fns[e->op]) {

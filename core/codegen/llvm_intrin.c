@@ -383,6 +383,55 @@ static LLVMValueRef thread_query(struct hgc_llvm_gen *g, const struct hgc_tir_ex
 	return LLVMBuildSExt(g->b, r, g->t.i64, "");
 }
 
+/* Lanes lo[v] and hi[v] of a split reduction combined (lanes_fold); a max
+   or min is the lowering's NaN-aware fold with hi as the element:
+   hi != hi ? hi : (hi > lo ? hi : lo). */
+static LLVMValueRef lanes_combine(struct hgc_llvm_gen *g, int op, LLVMValueRef lo,
+				  LLVMValueRef hi)
+{
+	LLVMValueRef pick;
+
+	switch (op) {
+	case HGC_TIR_I_LANES_ADD:
+		return LLVMBuildFAdd(g->b, lo, hi, "");
+	case HGC_TIR_I_LANES_MUL:
+		return LLVMBuildFMul(g->b, lo, hi, "");
+	default:
+		pick = LLVMBuildFCmp(g->b, op == HGC_TIR_I_LANES_MAX ? LLVMRealOGT : LLVMRealOLT,
+				     hi, lo, "");
+		pick = LLVMBuildOr(g->b, LLVMBuildFCmp(g->b, LLVMRealUNO, hi, hi, ""), pick, "");
+		return LLVMBuildSelect(g->b, pick, hi, lo, "");
+	}
+}
+
+/* lanes_add/mul/max/min(p, n): one <n x float> load, then halves combined
+   until one lane is left: log2(n) dependent steps where folding the lanes
+   one by one was n - 1 (the C backend's hgc_lanes_* do the same tree).
+   Every step stays n lanes wide (the upper half shuffled down onto the
+   lower, the lanes above h unused): the split reduction's accumulators are
+   stored to p just before, and a whole-width use of them is what keeps the
+   SLP vectorizer building their loop n lanes wide (halves of <n x float>
+   made it two loops of n/2). */
+static LLVMValueRef lanes_fold(struct hgc_llvm_gen *g, const struct hgc_tir_expr *e)
+{
+	int n = (int)e->ops[1]->u.i, h, v;
+	LLVMTypeRef vt = LLVMVectorType(g->t.f32, (unsigned)n);
+	LLVMValueRef p = LLVMBuildBitCast(g->b, hgc_llvm_expr(g, e->ops[0]),
+					  LLVMPointerType(vt, 0), "");
+	LLVMValueRef x = LLVMBuildLoad2(g->b, vt, p, ""), hi, sel[HGC_TIR_LANES_MAX];
+
+	LLVMSetAlignment(x, 4);
+	for (h = n / 2; h > 0; h /= 2) {
+		for (v = 0; v < n; v++)
+			sel[v] = v < h ? LLVMConstInt(g->t.i32, (unsigned long long)(v + h), 0)
+				       : LLVMGetUndef(g->t.i32);
+		hi = LLVMBuildShuffleVector(g->b, x, LLVMGetUndef(vt),
+					    LLVMConstVector(sel, (unsigned)n), "");
+		x = lanes_combine(g, e->op, x, hi);
+	}
+	return LLVMBuildExtractElement(g->b, x, LLVMConstInt(g->t.i32, 0, 0), "");
+}
+
 /* An intrinsic: a value for math and thread queries, a call statement for the rest. */
 LLVMValueRef hgc_llvm_intrin(struct hgc_llvm_gen *g, const struct hgc_tir_expr *e)
 {
@@ -400,6 +449,11 @@ LLVMValueRef hgc_llvm_intrin(struct hgc_llvm_gen *g, const struct hgc_tir_expr *
 	case HGC_TIR_I_THREAD_ID:
 	case HGC_TIR_I_NUM_THREADS:
 		return thread_query(g, e);
+	case HGC_TIR_I_LANES_ADD:
+	case HGC_TIR_I_LANES_MUL:
+	case HGC_TIR_I_LANES_MAX:
+	case HGC_TIR_I_LANES_MIN:
+		return lanes_fold(g, e);
 	default:
 		if ((unsigned)e->op < HGC_TIR_INTRIN_COUNT && e->nops >= 1)
 			return math(g, e);

@@ -8,12 +8,13 @@
  *
  * On f32, when the last dim is reduced and its extent is a multiple of LANES
  * (at least 2 * LANES), the fold is reassociated explicitly: LANES partial
- * accumulators, lane v taking the elements at v mod LANES, then combined in
- * lane order (a max or min takes MINMAX_LANES when the extent allows).  The
- * chains are independent, so the loop runs at the adds' throughput instead
- * of their latency and vectorizes; both backends follow
- * the TIR's order and agree bit for bit, and the result stays within the
- * specs' tolerances of the interpreter's in-order double sum.
+ * accumulators, lane v taking the elements at v mod LANES, then combined as
+ * a tree of halves by a lanes_* intrinsic (a max or min takes MINMAX_LANES
+ * when the extent allows).  The chains are independent, so the loop runs at
+ * the adds' throughput instead of their latency and vectorizes; both
+ * backends follow the TIR's order and agree bit for bit, and the result
+ * stays within the specs' tolerances of the interpreter's in-order double
+ * sum.
  */
 #include "lower_int.h"
 
@@ -169,11 +170,11 @@ static void out_index(struct hgc_lower_ctx *cx, const struct red *r, const struc
 /*
  * How many partial accumulators the reduction over src splits into: LANES,
  * or MINMAX_LANES for a max or min whose extent is a multiple of it (at
- * least twice).  The lanes of a NaN-aware max (compare, unordered compare,
- * or, blend) are folded in lane order after the loop; with 8 of them LLVM's
- * SLP vectorizer builds the loop as two <4 x float> halves, with 16 as two
- * <8 x float> ones, half the ops per element (a sum's 8 lanes become one
- * <8 x float> already).  A max or min is the same value in any order (up
+ * least twice): with 8 lanes the loop of a NaN-aware max (compare,
+ * unordered compare, or, blend) came out of LLVM's SLP vectorizer as two
+ * <4 x float> halves when the lanes were folded one by one after it, with
+ * 16 as two <8 x float> ones (with lanes_* the 16 are one <16 x float>
+ * beside zmm kernels).  A max or min is the same value in any order (up
  * to the sign of a zero and which NaN).  Beside zmm microkernels
  * (cx->wide_lanes: codegen vectorizes such a function at 512 bits) a sum
  * takes WIDE_LANES too, so that its loop (softmax's exp and sum) is one
@@ -199,17 +200,32 @@ static int red_lanes_of(struct hgc_lower_ctx *cx, const struct red *r,
 	return last % LANES == 0 && last >= 2 * LANES ? LANES : 0;
 }
 
+/* The intrinsic that combines the lanes: L1, L2 and the sums add their
+   partial results (each lane already took |x| or x * x). */
+static enum hgc_tir_intrin lanes_intrin(const struct red *r)
+{
+	switch (r->op->kind) {
+	case HGC_OP_REDUCE_MAX: return HGC_TIR_I_LANES_MAX;
+	case HGC_OP_REDUCE_MIN: return HGC_TIR_I_LANES_MIN;
+	case HGC_OP_REDUCE_PROD: return HGC_TIR_I_LANES_MUL;
+	default: return HGC_TIR_I_LANES_ADD;
+	}
+}
+
 /* The split fold: L accumulators over the reduced dims, the last dim in
-   steps of L, lane v reading element step * L + v; then the lanes
-   folded in order into the returned accumulator (in outer->body). */
+   steps of L, lane v reading element step * L + v; then the lanes stored
+   to a local tensor and folded by lanes_* (a tree of halves, log2(L)
+   steps deep; folded one by one they were a chain of L - 1, a quarter of a
+   softmax row at seq 384) into the returned value (in outer->body). */
 static struct hgc_tir_var *red_lanes(struct hgc_lower_ctx *cx, const struct red *r,
 				     const struct hgc_lower_view *src,
 				     const struct lw_nest *outer, const int64_t *rdims,
 				     enum hgc_dtype dt, int L)
 {
-	struct hgc_tir_var *lane[MINMAX_LANES], *x, *acc;
-	struct hgc_tir_expr *idx[HGC_MAX_DIMS];
-	int64_t dims[HGC_MAX_DIMS];
+	struct hgc_tir_var *lane[MINMAX_LANES], *x;
+	struct hgc_tir_expr *idx[HGC_MAX_DIMS], *args[2], *zero = lw_i(cx, 0);
+	int64_t dims[HGC_MAX_DIMS], n_lanes = L;
+	struct hgc_tir_tensor *t;
 	struct lw_nest inner;
 	int n = src->ndims, v;
 
@@ -227,11 +243,17 @@ static struct hgc_tir_var *red_lanes(struct hgc_lower_ctx *cx, const struct red 
 		hgc_tir_assign(cx->m, inner.body, lane[v],
 			       red_fold(cx, inner.body, r, lane[v], x));
 	}
-	acc = lane[0];
-	for (v = 1; v < L; v++)
-		hgc_tir_assign(cx->m, outer->body, acc,
-			       red_fold(cx, outer->body, r, acc, lane[v]));
-	return acc;
+	t = hgc_tir_tensor_newc(cx->m, "lanes", hgc_tir_ty(HGC_TIR_F32), HGC_TIR_LOCAL, 1,
+				&n_lanes);
+	hgc_tir_def_tensor(cx->m, outer->body, t);
+	for (v = 0; v < L; v++) {
+		struct hgc_tir_expr *at = lw_i(cx, v);
+
+		hgc_tir_store(cx->m, outer->body, t, 1, &at, lw_v(cx, lane[v]));
+	}
+	args[0] = hgc_tir_addr(cx->m, t, 1, &zero, &n_lanes);
+	args[1] = lw_i(cx, L);
+	return lw_let(cx, outer->body, "acc", hgc_tir_intrin(cx->m, lanes_intrin(r), 2, args));
 }
 
 /* Every reduction. */

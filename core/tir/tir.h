@@ -77,8 +77,11 @@ enum hgc_tir_unop {
  * Intrinsics: X(enum suffix, name, argument count).  brgemm takes arrays of
  * A and B block addresses; brgemm_strd one base each and element strides;
  * both end with "accumulate" (false: C is overwritten).  fill, copy and
- * copy2d are the data movement templates need; the rest are math and thread
- * queries.  Argument types are in docs/tir.md and verify.c.
+ * copy2d are the data movement templates need; then math and thread
+ * queries; lanes_* fold the n partial results of a split reduction stored
+ * at p (p[v] with p[v + n/2], then with p[v + n/4], ...: a tree both
+ * backends evaluate in that order).  Argument types are in docs/tir.md and
+ * verify.c.
  */
 #define HGC_TIR_INTRIN_LIST(X)              \
 	X(BRGEMM, "brgemm", 11)             \
@@ -96,7 +99,11 @@ enum hgc_tir_unop {
 	X(ROUND, "round", 1)                \
 	X(POW, "pow", 2)                    \
 	X(THREAD_ID, "thread_id", 0)        \
-	X(NUM_THREADS, "num_threads", 0)
+	X(NUM_THREADS, "num_threads", 0)    \
+	X(LANES_ADD, "lanes_add", 2)        \
+	X(LANES_MUL, "lanes_mul", 2)        \
+	X(LANES_MAX, "lanes_max", 2)        \
+	X(LANES_MIN, "lanes_min", 2)
 
 enum hgc_tir_intrin {
 #define X(e, n, a) HGC_TIR_I_##e,
@@ -104,6 +111,9 @@ enum hgc_tir_intrin {
 #undef X
 	HGC_TIR_INTRIN_COUNT
 };
+
+/* The most lanes lanes_add/mul/max/min fold (a zmm register of f32 and more). */
+#define HGC_TIR_LANES_MAX 64
 
 /* Expression kinds: X(enum suffix, name). */
 #define HGC_TIR_EXPR_LIST(X)   \

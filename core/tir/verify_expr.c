@@ -196,6 +196,20 @@ static bool check_math(struct vctx *v, const struct hgc_tir_expr *e)
 	return good && hgc_tir_type_eq(e->type, t);
 }
 
+/* lanes_add/mul/max/min(p, n): p a ptr<f32>, n a constant power of two in
+   [2, HGC_TIR_LANES_MAX] (the backends fold the lanes as a tree of halves). */
+static bool check_lanes(struct vctx *v, const struct hgc_tir_expr *e)
+{
+	struct hgc_tir_type p = e->ops[0]->type;
+	const struct hgc_tir_expr *n = e->ops[1];
+	bool good = arg_is(v, e, 0, p.ptr == 1 && p.kind == HGC_TIR_F32 && p.lanes == 1,
+			   "ptr<f32>");
+
+	return arg_is(v, e, 1, n->kind == HGC_TIR_E_INT && n->u.i >= 2 &&
+		      n->u.i <= HGC_TIR_LANES_MAX && !(n->u.i & (n->u.i - 1)),
+		      "a constant power of two up to 64") && good;
+}
+
 /* An intrinsic call: known id, argument count, then its signature. */
 static bool check_intrin(struct vctx *v, const struct hgc_tir_expr *e)
 {
@@ -218,6 +232,11 @@ static bool check_intrin(struct vctx *v, const struct hgc_tir_expr *e)
 	case HGC_TIR_I_THREAD_ID:
 	case HGC_TIR_I_NUM_THREADS:
 		return true;
+	case HGC_TIR_I_LANES_ADD:
+	case HGC_TIR_I_LANES_MUL:
+	case HGC_TIR_I_LANES_MAX:
+	case HGC_TIR_I_LANES_MIN:
+		return check_lanes(v, e);
 	default:
 		return check_math(v, e);
 	}
