@@ -101,6 +101,8 @@ VINLINE vreg vdpbf16(vreg acc, vreg a, vreg b)
 	return _mm512_castps_si512(
 		_mm512_dpbf16_ps(_mm512_castsi512_ps(acc), (__m512bh)a, (__m512bh)b));
 }
+/* The full tiles in asm (TILE_ASM, tile() in brgemm_tile.inc). */
+#include "runtime/brgemm_avx512_asm.inc"
 #endif
 
 /*
