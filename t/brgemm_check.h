@@ -37,6 +37,10 @@ static const int kgrp[HGC_RT_NKIND] = {1, 4, 2};
 static const int esz[HGC_RT_NKIND] = {4, 1, 2};
 #define GAP_AB 0x7fc0dead	/* NaNs as f32; C's differs, since a NaN read */
 #define GAP_C 0x7fc0beef	/* from A or B keeps its payload through FMAs */
+/* Elements after C's last one that must keep GAP_C: the tiles are not
+   instrumented, so ASan does not see a store past the end (a whole vector
+   where the last was masked). */
+#define C_GUARD 32
 
 /* xorshift32: reproducible data from a case's seed. */
 static uint32_t rnd(uint32_t *s)
@@ -228,6 +232,20 @@ static int check_c(const struct bcase *c, const void *C, const void *C0, int64_t
 	return 0;
 }
 
+/* Whether the bytes at p still hold fill_gap's pattern g. */
+static int gap_kept(const void *p, size_t bytes, uint32_t g)
+{
+	size_t i;
+	uint32_t v;
+
+	for (i = 0; i + 4 <= bytes; i += 4) {
+		memcpy(&v, (const char *)p + i, 4);
+		if (v != g)
+			return 0;
+	}
+	return 1;
+}
+
 /* Initial C: random (beta 1) or NaN / garbage that must be ignored (beta 0); gaps GAP_C. */
 static void fill_c(const struct bcase *c, void *C, int64_t ldc, uint32_t *s)
 {
@@ -256,7 +274,7 @@ static int run_case(const struct bcase *c, hgc_rt_kernel_fn *direct, char *err, 
 	int64_t sa = (a_el + 3) * es, sb = (b_el + 5) * es, b;
 	const void **pa = calloc((size_t)c->bs, sizeof(*pa)), **pb = calloc((size_t)c->bs, sizeof(*pb));
 	char *base_a = NULL, *base_b = NULL;
-	void *C = malloc((size_t)c_el * 4), *C0 = malloc((size_t)c_el * 4);
+	void *C = malloc((size_t)(c_el + C_GUARD) * 4), *C0 = malloc((size_t)c_el * 4);
 	uint32_t s = c->seed | 1;
 	int rc;
 
@@ -279,9 +297,14 @@ static int run_case(const struct bcase *c, hgc_rt_kernel_fn *direct, char *err, 
 		pb[b] = B;
 	}
 	fill_c(c, C, ldc, &s);
+	fill_gap((char *)C + c_el * 4, C_GUARD * 4, GAP_C);
 	memcpy(C0, C, (size_t)c_el * 4);
 	call_kernel(c, direct, pa, pb, base_a, base_b, sa, sb, C, Kp, lda, ldb, ldc);
 	rc = check_c(c, C, C0, ldc, pa, pb, lda, ldb, err, n);
+	if (!rc && !gap_kept((char *)C + c_el * 4, C_GUARD * 4, GAP_C)) {
+		snprintf(err, n, "stored past C's last element");
+		rc = -1;
+	}
 	for (b = 0; !base_a && b < c->bs; b++) {
 		free((void *)pa[b]);
 		free((void *)pb[b]);
