@@ -63,7 +63,8 @@ static const char usage[] =
 	"  --list           list the workloads and exit\n"
 	"  --openblas-pinned  leave OpenBLAS on the pinned main thread (its threads then\n"
 	"                   share one core: shows why the harness unpins it)\n"
-	"Shape files come from $HGC_ANCHORS or ../shared/anchors beside the repository.\n";
+	"Shape files come from $HGC_ANCHORS or ../shared/anchors beside the repository\n"
+	"(or beside the one a local clone came from).\n";
 
 /* "1,2" into o->threads. */
 static int parse_threads(struct hgc_bench_opts *o, const char *s)

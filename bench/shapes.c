@@ -501,15 +501,55 @@ static const char *anchors_beside(struct hgc_arena *a, const char *dir)
 	return realpath(cand, real) ? hgc_arena_strdup(a, real) : cand;
 }
 
-/* Walk up from dir looking for the anchors beside a repository. */
+/*
+ * The directory a local clone at repo was made from: the url of its
+ * [remote "origin"] in repo/.git/config when that is an absolute path,
+ * else NULL.  A clone in /tmp (`git clone . /tmp/x`) then finds the
+ * anchors beside the repository it came from.
+ */
+static const char *origin_dir(struct hgc_arena *a, const char *repo)
+{
+	FILE *f = fopen(hgc_arena_printf(a, "%s/.git/config", repo), "r");
+	char line[PATH_MAX + 64], *v, *end;
+	const char *found = NULL;
+	int in_origin = 0;
+
+	if (!f)
+		return NULL;
+	while (!found && fgets(line, sizeof(line), f)) {
+		for (v = line; *v == ' ' || *v == '\t'; v++)
+			;
+		if (*v == '[') {
+			in_origin = !strncmp(v, "[remote \"origin\"]", 17);
+			continue;
+		}
+		if (!in_origin || strncmp(v, "url", 3))
+			continue;
+		for (v += 3; *v == ' ' || *v == '\t' || *v == '='; v++)
+			;
+		end = v + strcspn(v, "\r\n");
+		while (end > v && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '/'))
+			end--;
+		*end = 0;
+		if (*v == '/')
+			found = hgc_arena_strdup(a, v);
+	}
+	fclose(f);
+	return found;
+}
+
+/* Walk up from dir looking for the anchors beside a repository (or beside
+   the repository a local clone came from). */
 static const char *anchors_above(struct hgc_arena *a, const char *dir)
 {
 	char *p = hgc_arena_strdup(a, dir), *slash;
-	const char *found;
+	const char *found, *origin;
 	int level;
 
 	for (level = 0; level < 6 && *p; level++) {
 		if ((found = anchors_beside(a, p)))
+			return found;
+		if ((origin = origin_dir(a, p)) && (found = anchors_beside(a, origin)))
 			return found;
 		slash = strrchr(p, '/');
 		if (!slash)
@@ -521,8 +561,9 @@ static const char *anchors_above(struct hgc_arena *a, const char *dir)
 
 /*
  * The shared anchors directory: $HGC_ANCHORS, else ../shared/anchors beside
- * the repository, looked for above the working directory and above the
- * executable.  NULL when not found.
+ * the repository (or beside the one a local clone came from), looked for
+ * above the working directory and above the executable.  NULL when not
+ * found.
  */
 const char *hgc_bench_find_anchors(struct hgc_arena *a)
 {

@@ -3,6 +3,10 @@
 #include "t/tap.h"
 
 #include <dirent.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 static struct hgc_arena arena;
 
@@ -266,10 +270,51 @@ static void test_text(void)
 	hgc_diag_release(&d);
 }
 
+/* Run sh command line cmd; whether it exited 0. */
+static int sh(const char *cmd)
+{
+	return system(cmd) == 0;
+}
+
+/* A local clone away from ../shared finds the anchors beside its origin
+   (.git/config's url), and a remote url that is not a path leads nowhere. */
+static void test_anchors_of_origin(void)
+{
+	char tmpl[] = "/tmp/hgc-t070-XXXXXX", cwd[PATH_MAX];
+	const char *root = mkdtemp(tmpl), *env = getenv("HGC_ANCHORS"), *found;
+	char *saved = env ? strdup(env) : NULL;
+
+	if (!root || !getcwd(cwd, sizeof(cwd))) {
+		ok(0, "cannot make a scratch directory");
+		free(saved);
+		return;
+	}
+	sh(hgc_arena_printf(&arena, "mkdir -p %s/a/clone/.git %s/b/orig %s/b/shared/anchors/"
+				    "benchdnn-shapes && printf '[core]\\n\\tbare = false\\n"
+				    "[remote \"origin\"]\\n\\turl = %s/b/orig/\\n' > "
+				    "%s/a/clone/.git/config", root, root, root, root, root));
+	unsetenv("HGC_ANCHORS");
+	found = chdir(hgc_arena_printf(&arena, "%s/a/clone", root)) ? NULL
+								   : hgc_bench_find_anchors(&arena);
+	is_str(found ? found : "(none)", hgc_arena_printf(&arena, "%s/b/shared/anchors", root),
+	       "a local clone finds the anchors beside the repository it came from");
+	sh(hgc_arena_printf(&arena, "printf '[remote \"origin\"]\\n\\turl = "
+				    "https://example.org/b/orig\\n' > %s/a/clone/.git/config", root));
+	found = hgc_bench_find_anchors(&arena);
+	ok(!found || !strstr(found, root), "an origin that is not a local path is not followed");
+	if (chdir(cwd))
+		diag("cannot return to %s", cwd);
+	sh(hgc_arena_printf(&arena, "rm -rf %s", root));
+	if (saved)
+		setenv("HGC_ANCHORS", saved, 1);
+	free(saved);
+}
+
 int main(void)
 {
 	hgc_arena_init(&arena);
 	test_anchor_files();
+	test_anchors_of_origin();
 	test_matmul();
 	test_conv();
 	test_errors();
