@@ -222,10 +222,11 @@ LLVMValueRef hgc_llvm_round_to_byte(struct hgc_llvm_gen *g, LLVMValueRef x, stru
 {
 	LLVMTypeRef ty = LLVMTypeOf(x);
 	int n = LLVMGetTypeKind(ty) == LLVMVectorTypeKind ? (int)LLVMGetVectorSize(ty) : 1;
-	LLVMValueRef magic = hgc_llvm_splat(g, LLVMConstReal(g->t.f32, 12582912.0), n), i;
+	LLVMValueRef magic, i;
 
 	if (!hgc_llvm_has_feature("avx512vl"))
 		return NULL;
+	magic = hgc_llvm_splat(g, LLVMConstReal(g->t.f32, 12582912.0), n);
 	x = clamp_to_byte(g, x, to);
 	i = LLVMBuildBitCast(g->b, LLVMBuildFAdd(g->b, x, magic, ""), like(x, g->t.i32), "");
 	i = LLVMBuildSub(g->b, i, LLVMBuildBitCast(g->b, magic, like(x, g->t.i32), ""), "");
