@@ -926,7 +926,8 @@ static const char *const reserved[] = {
 	"min", "mod",
 	"mul", "neg", "neg_x", "not_x", "op_name", "opts_init", "opts_release", "padding",
 	"pfor", "pfor_end", "pins_of", "print", "print_params", "range", "rank", "rank_print",
-	"ref", "registry", "slice", "sub", "sym", "tensor", "used", "var", "visit_fn", "why_naive",
+	"ref", "registry", "slice", "sub", "sym", "tensor", "used", "var", "visit_fn", "warn_use",
+	"why_naive",
 };
 
 /* Report a template name that is reserved; true if it is. */

@@ -426,11 +426,13 @@ spec r {
 EOF
 hgc run --explain "$T/usebad.hgc"
 is_rc 0 "a use rule that cannot serve a fused MatMul still runs"
-like out '^    fused op: no template \(gemv_row: no parameter values satisfy its constraints\); the post-ops follow the naive loops' \
-	"run --explain gives the fused op's reason"
+like out '^    fused op: no template \(gemv_row: no parameter values satisfy NBLK % NPN == 0\); the post-ops follow the naive loops' \
+	"run --explain gives the fused op's reason: the constraint no candidate meets"
+like err "^$T/usebad.hgc:1:31: warning: use gemv_row for MatMul: it does not serve MatMul h" \
+	"and a warning at the use rule"
 hgc explain "$T/usebad.hgc"
 is_rc 0 "explain on it"
-like out '^  fused op: no template \(gemv_row: no parameter values satisfy its constraints\)' \
+like out '^  fused op: no template \(gemv_row: no parameter values satisfy NBLK % NPN == 0\)' \
 	"explain gives the fused op's reason"
 cat >"$T/pins.hgc" <<'EOF'
 config huge { pin region_rows.RB = 99999999999999999999; }
@@ -461,6 +463,36 @@ unlike out 'out of range|must be an integer' "INT64_MAX is not out of range"
 like out "pins.hgc:4:18: error: pin region_rows.RB = 9223372036854775807: not in the domain" "the domain check takes it"
 
 # --- the demo ---------------------------------------------------------------------
+# --- a `use` rule whose template does not serve the op ----------------------
+# the op runs (naive loops, still checked against the interpreter), and the
+# rule's place gets a warning on stderr; a template that serves: no warning
+cat > "$T/use.hgc" <<'SPEC'
+config rows { threads = 1; use conv_1x1_rows for Convolution; }
+spec strided {
+  input x : f32[1, 8, 8, 16];
+  const w : f32[1, 1, 16, 8];
+  y = Convolution(x, w, strides = [2, 2], pads_begin = [0, 0], pads_end = [0, 0],
+                  dilations = [1, 1], data_format = "NXC", weights_format = "XIO");
+  output y;
+  config rows;
+}
+spec unit {
+  input x : f32[1, 8, 8, 16];
+  const w : f32[1, 1, 16, 8];
+  y = Convolution(x, w, strides = [1, 1], pads_begin = [0, 0], pads_end = [0, 0],
+                  dilations = [1, 1], data_format = "NXC", weights_format = "XIO");
+  output y;
+  config rows;
+}
+SPEC
+for be in jit c; do
+	hgc run --backend=$be "$T/use.hgc"
+	is_rc 0 "a use rule that does not serve an op: the spec still passes on $be"
+	like err "^$T/use.hgc:1:32: warning: use conv_1x1_rows for Convolution: it does not serve Convolution y \(conv_1x1_rows: no parameter values satisfy stride_h == 1\); that op runs naive loops$" \
+		"the warning names the rule's place, the op and the failed constraint ($be)"
+	[ "$(grep -c warning "$T/err")" -eq 1 ]; ok $? "only the op the template does not serve is warned about ($be)"
+done
+
 hgc run --explain spec/demo/mlp.hgc
 is_rc 0 "the demo spec passes"
 like out 'MatMul' "the demo explains its MatMuls"

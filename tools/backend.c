@@ -72,6 +72,46 @@ void hgc_tool_driver_opts(const struct hgc_config *cfg, enum hgc_driver_backend 
 	o->disk_cache = !(cfg && cfg->cache_off);
 }
 
+/* The place of cfg's `use` rule that a plan's warning line quotes ("warning: use T for
+   OP: ..."), or NULL. */
+static const struct hgc_loc *use_rule_at(const struct hgc_config *cfg, const char *w, size_t n)
+{
+	char quote[256];
+
+	for (int i = 0; cfg && i < cfg->nentries; i++) {
+		const struct hgc_config_entry *e = &cfg->entries[i];
+
+		if (strcmp(e->kind, "use"))
+			continue;
+		snprintf(quote, sizeof(quote), "warning: use %s for %s:", e->value, e->key);
+		if (n >= strlen(quote) && !strncmp(w, quote, strlen(quote)))
+			return &e->loc;
+	}
+	return NULL;
+}
+
+/* The warnings of a plan (its lines from "warning: " on) on stderr, at the place of the
+   config rule they are about. */
+static void print_warnings(const char *plan, const struct hgc_config *cfg)
+{
+	const char *p = plan, *end, *w;
+	const struct hgc_loc *at;
+
+	while (p && *p) {
+		end = strchr(p, '\n');
+		if (!end)
+			end = p + strlen(p);
+		w = memmem(p, (size_t)(end - p), "warning: ", 9);
+		if (w) {
+			at = use_rule_at(cfg, w, (size_t)(end - w));
+			if (at && at->file)
+				fprintf(stderr, "%s:%d:%d: ", at->file, at->line, at->col);
+			fprintf(stderr, "%.*s\n", (int)(end - w), w);
+		}
+		p = *end ? end + 1 : end;
+	}
+}
+
 /* Compile through the driver (the cache first) for backend b. */
 static void *drv_compile(const struct hgc_graph *g, const struct hgc_config *cfg,
 			 enum hgc_driver_backend b, struct hgc_diag *d)
@@ -87,6 +127,7 @@ static void *drv_compile(const struct hgc_graph *g, const struct hgc_config *cfg
 		free(c);
 		return NULL;
 	}
+	print_warnings(c->h->plan, cfg);
 	return c;
 }
 

@@ -822,6 +822,7 @@ static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 		snprintf(line, sizeof(line), "fused op: no template (%s); the post-ops follow the "
 			 "naive loops", why);
 		hgc_fused_log(st->o, line);
+		hgc_tmpl_warn_use(st->o, op, why);
 		st->last = NULL;
 		return hgc_fused_members(cx, fo, block, NULL, d) ? -1 : 1;
 	}

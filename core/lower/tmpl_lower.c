@@ -214,6 +214,19 @@ static void log_instance(struct hgc_tmpl_opts *o, const struct hgc_op *op,
 	      params, wb >= 0 ? "at anchor " : "after the nest", wb >= 0 ? t->anchors[wb].name : "");
 }
 
+/* Why t has no parameter values for an op: the constraint the choice names in its
+   message ("... no parameter values satisfy C for this OP"), else in general. */
+static void no_values(const struct hgc_tmpl *t, const char *msg, char *why, size_t nwhy)
+{
+	const char *c = msg ? strstr(msg, "satisfy ") : NULL;
+	const char *end = c ? strstr(c, " for this") : NULL;
+
+	if (c && end)
+		snprintf(why, nwhy, "%s: no parameter values %.*s", t->name, (int)(end - c), c);
+	else
+		snprintf(why, nwhy, "%s: no parameter values satisfy its constraints", t->name);
+}
+
 /* Bind template t to op and choose its parameters: 1 (bind, env set), 0 does not
    apply (why set), -1 a pin fails (d set).  Shared by the lowering and by
    hgc_tmpl_why_naive, so that both give the same reason. */
@@ -231,7 +244,7 @@ static int applies(struct hgc_tmpl_opts *o, const struct hgc_tmpl *t, const stru
 	hgc_diag_init(&tmp);
 	rc = hgc_tmpl_choose(bind, pins, npins, env, npins ? d : &tmp);
 	if (rc < 0 && !npins)
-		snprintf(why, nwhy, "%s: no parameter values satisfy its constraints", t->name);
+		no_values(t, hgc_diag_text(&tmp), why, nwhy);
 	hgc_diag_release(&tmp);
 	if (rc < 0)
 		return npins ? -1 : 0;
@@ -261,6 +274,26 @@ void hgc_tmpl_why_naive(struct hgc_tmpl_opts *o, const struct hgc_op *op, char *
 				break;
 	}
 	hgc_diag_release(&tmp);
+}
+
+/*
+ * When a config's `use T for OP` rule sent op to the naive loops (T does not
+ * serve it: why), a log line "warning: use T for OP: ..." that the tools
+ * print at the rule (the plan is cached with the graph, the rule's place is
+ * the config's that compiles it, tools/backend.c):
+ * the op still runs and matches the interpreter, but orders of magnitude
+ * slower than any template (a strided conv under `use conv_1x1_rows` ran
+ * 130x slower), and a user who pinned T expects T.
+ */
+void hgc_tmpl_warn_use(struct hgc_tmpl_opts *o, const struct hgc_op *op, const char *why)
+{
+	const struct hgc_tmpl_rule *use = use_of(o, op->kind);
+	char buf[128];
+
+	if (!use)
+		return;
+	logf_(o, "warning: use %s for %s: it does not serve %s (%s); that op runs naive loops",
+	      use->value, use->key, op_text(op, buf, sizeof(buf)), why);
 }
 
 /* Try template t on op: 1 instantiated, 0 does not apply (why set), -1 error. */
@@ -315,6 +348,7 @@ int hgc_tmpl_lower_tunable(struct hgc_lower_ctx *cx, const struct hgc_op *op,
 				return rc;
 	}
 	logf_(o, "%s: naive loops: %s", op_text(op, buf, sizeof(buf)), why);
+	hgc_tmpl_warn_use(o, op, why);
 	return 0;
 }
 
