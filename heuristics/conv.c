@@ -268,8 +268,14 @@ static void nxc(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
  * (stream_ns), not rated by the model's L1 term: res4a_branch1 at batch 4
  * ran about 1.1x faster with OCB = 32, BS = 2 (32 KiB a call) than with
  * OCB = 64, BS = 1, which that term had rated 1.3x slower.  The weights
- * come once when all of them fit three quarters of L2, else a group's
- * weights once per item, from L3 at 16 B/ns while a group fits L3_SHARE.
+ * come once when all of them fit three quarters of L2; else a group's
+ * weights once per run of a thread's items on that group (its rows, one
+ * after another) when the group and T fit three quarters of L2, the rows
+ * after the first finding them there (res5a_branch1 at batch 4 on the
+ * Xeon, 2 MiB of L2: groups of 1 MiB ran 4.34-4.82 ms, groups of 2 MiB
+ * 5.00-5.22; this test takes the machine's own L2, not l2_bytes' Zen 3
+ * figure); else once per item, from L3 at 16 B/ns while a group fits
+ * L3_SHARE.
  * (conv_direct's model counted the whole input read once per block of
  * output channels: 2x to 4x what the copies read.)
  */
@@ -295,7 +301,9 @@ static void nb1x1(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 	double thread = 2.0 * (double)(per * OCGB * rows * OCB) * (double)(icblk * ICB);
 	double call = unblocked_ns(cx, rows, OCB, ICB, BS) + b_fetch_ns(bbytes) +
 		      call_overhead_ns(cx, rows, OCB, BS, chunks);
-	double wbytes = wall <= l2_bytes(cx) * 3 / 4 ? (double)wall : (double)(per * wgroup);
+	double wbytes = wall <= l2_bytes(cx) * 3 / 4 ? (double)wall
+			: wgroup + tbytes <= cx->mc->l2 * 3 / 4 ? (double)(cdiv(per, OH) * wgroup)
+			: (double)(per * wgroup);
 
 	o->working_set = tbytes + bbytes;
 	o->mem_ns = (double)(per * tbytes) / 16.0 + wbytes / (wgroup > L3_SHARE ? 8.0 : 16.0);
