@@ -305,6 +305,26 @@ static int64_t amx_end(int64_t n)
 }
 
 /*
+ * The rows (or columns) of n that AMX's blocks compute: n rounded up to 32.
+ * An int8 call runs the vpdpbusd kernel instead of AMX when its K is under
+ * one chunk of 64 (then all of A and B go through padded copies), or when
+ * AMX's blocks would compute more than twice its C (40x40: 64x64): AMX's
+ * 8x throughput does not make up for the copies and the partial blocks.
+ * On the Xeon, one thread, a graph of 256 to 2048 such calls, AMX against
+ * HGC_AMX=off (ms): MxKxN 40x64x40 (transformer) 1.26-1.29 / 1.11-1.15,
+ * 40x40x64 1.25-1.33 / 1.03-1.05, 20x64x20 0.64-0.70 / 0.52-0.53,
+ * 128x40x40 1.65-1.67 / 1.28, 64x40x64 0.86-0.92 / 0.78-0.85, 128x13x512
+ * 0.76-0.77 / 0.59-0.61; AMX stays ahead with K of a chunk or more and a
+ * ratio of 1.6: 96x64x40 1.06-1.13 / 1.27, 128x256x40 0.86-0.87 / 1.20,
+ * 40x64x64 1.31-1.34 / 1.33-1.38.  bf16, where AMX is 32x the zmm kernel,
+ * keeps AMX.
+ */
+static int64_t amx_area(int64_t n)
+{
+	return (n + 31) / 32 * 32;
+}
+
+/*
  * A brgemm with AMX over 32x32 blocks of C, row blocks outer.  A last
  * partial block of rows (or columns) reads a zero-padded copy of its strip
  * of A (of B), and all of A and B are copied when K is under one chunk of
@@ -324,6 +344,10 @@ static void run(const struct hgc_rt_call *c, int esz, hgc_rt_kernel_fn *zmm,
 	int64_t mend = amx_end(c->M), nend = amx_end(c->N), m0, n0, mpad = 0, npad = 0;
 	char *abuf = NULL, *bbuf = NULL;
 
+	if (esz == 1 && (c->K < 64 || amx_area(c->M) * amx_area(c->N) > 2 * c->M * c->N)) {
+		zmm(c);
+		return;
+	}
 	p.kbytes = c->K * esz;
 	p.kfull = p.kbytes - p.kbytes % 64;
 	p.kpad = (p.kbytes + 63) & ~(int64_t)63;
