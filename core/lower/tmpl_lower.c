@@ -279,11 +279,11 @@ void hgc_tmpl_why_naive(struct hgc_tmpl_opts *o, const struct hgc_op *op, char *
 /*
  * When a config's `use T for OP` rule sent op to the naive loops (T does not
  * serve it: why), a log line "warning: use T for OP: ..." that the tools
- * print at the rule (the plan is cached with the graph, the rule's place is
- * the config's that compiles it, tools/backend.c):
- * the op still runs and matches the interpreter, but orders of magnitude
- * slower than any template (a strided conv under `use conv_1x1_rows` ran
- * 130x slower), and a user who pinned T expects T.
+ * print at the rule (tools/backend.c: the plan is cached with the graph, so
+ * the rule's place comes from the config that compiles it).  The op still
+ * runs and matches the interpreter, but orders of magnitude slower than any
+ * template (a strided conv under `use conv_1x1_rows` ran 130x slower), and
+ * a user who pinned T expects T.
  */
 void hgc_tmpl_warn_use(struct hgc_tmpl_opts *o, const struct hgc_op *op, const char *why)
 {
