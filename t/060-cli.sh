@@ -466,29 +466,16 @@ like out "pins.hgc:4:18: error: pin region_rows.RB = 9223372036854775807: not in
 # --- a `use` rule whose template does not serve the op ----------------------
 # the op runs (naive loops, still checked against the interpreter), and the
 # rule's place gets a warning on stderr; a template that serves: no warning
-cat > "$T/use.hgc" <<'SPEC'
-config rows { threads = 1; use conv_1x1_rows for Convolution; }
-spec strided {
-  input x : f32[1, 8, 8, 16];
-  const w : f32[1, 1, 16, 8];
-  y = Convolution(x, w, strides = [2, 2], pads_begin = [0, 0], pads_end = [0, 0],
-                  dilations = [1, 1], data_format = "NXC", weights_format = "XIO");
-  output y;
-  config rows;
-}
-spec unit {
-  input x : f32[1, 8, 8, 16];
-  const w : f32[1, 1, 16, 8];
-  y = Convolution(x, w, strides = [1, 1], pads_begin = [0, 0], pads_end = [0, 0],
-                  dilations = [1, 1], data_format = "NXC", weights_format = "XIO");
-  output y;
-  config rows;
-}
-SPEC
+# (the generator t/103 uses: a one-conv spec with its config on line 1)
+. t/conv_spec.inc
+{
+	conv strided 1 16 8 8 1 2 0 "use conv_1x1_rows for Convolution;"
+	conv unit 1 16 8 8 1 1 0 "use conv_1x1_rows for Convolution;"
+} > "$T/use.hgc"
 for be in jit c; do
 	hgc run --backend=$be "$T/use.hgc"
 	is_rc 0 "a use rule that does not serve an op: the spec still passes on $be"
-	like err "^$T/use.hgc:1:32: warning: use conv_1x1_rows for Convolution: it does not serve Convolution y \(conv_1x1_rows: no parameter values satisfy stride_h == 1\); that op runs naive loops$" \
+	like err "^$T/use.hgc:1:37: warning: use conv_1x1_rows for Convolution: it does not serve Convolution y \(conv_1x1_rows: no parameter values satisfy stride_h == 1\); that op runs naive loops$" \
 		"the warning names the rule's place, the op and the failed constraint ($be)"
 	[ "$(grep -c warning "$T/err")" -eq 1 ]; ok $? "only the op the template does not serve is warned about ($be)"
 done

@@ -83,7 +83,7 @@ static const struct hgc_loc *use_rule_at(const struct hgc_config *cfg, const cha
 
 		if (strcmp(e->kind, "use"))
 			continue;
-		snprintf(quote, sizeof(quote), "warning: use %s for %s:", e->value, e->key);
+		snprintf(quote, sizeof(quote), HGC_TMPL_USE_WARNING, e->value, e->key);
 		if (n >= strlen(quote) && !strncmp(w, quote, strlen(quote)))
 			return &e->loc;
 	}

@@ -573,6 +573,8 @@ int hgc_tmpl_lower_tunable(struct hgc_lower_ctx *cx, const struct hgc_op *op,
 /* Why no template takes op (the reason the hook logs with "naive loops"), into
    why (n bytes): for a fused op that falls back to naive loops. */
 void hgc_tmpl_why_naive(struct hgc_tmpl_opts *o, const struct hgc_op *op, char *why, size_t n);
+/* How such a log line starts (T, OP): tools/backend.c finds the rule it quotes. */
+#define HGC_TMPL_USE_WARNING "warning: use %s for %s: "
 /* Log "warning: use T for OP: it does not serve ..." when a config's `use` rule sent op
    to the naive loops (why: the reason); nothing without such a rule. */
 void hgc_tmpl_warn_use(struct hgc_tmpl_opts *o, const struct hgc_op *op, const char *why);

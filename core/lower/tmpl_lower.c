@@ -292,7 +292,7 @@ void hgc_tmpl_warn_use(struct hgc_tmpl_opts *o, const struct hgc_op *op, const c
 
 	if (!use)
 		return;
-	logf_(o, "warning: use %s for %s: it does not serve %s (%s); that op runs naive loops",
+	logf_(o, HGC_TMPL_USE_WARNING "it does not serve %s (%s); that op runs naive loops",
 	      use->value, use->key, op_text(op, buf, sizeof(buf)), why);
 }
 
