@@ -129,7 +129,7 @@ void hgc_brgemm_f32(const float *const *A, const float *const *B, float *C, int6
 		    int beta)
 {
 	struct hgc_rt_call c = {(const void *const *)A, (const void *const *)B, C, bs, M, N, K,
-				lda, ldb, ldc, beta};
+				lda, ldb, ldc, beta, NULL, 0};
 
 	dispatch(HGC_RT_F32, &c);
 }
@@ -139,7 +139,7 @@ void hgc_brgemm_f32_strd(const float *A, const float *B, float *C, int64_t bs,
 			 int64_t stride_a, int64_t stride_b, int64_t M, int64_t N, int64_t K,
 			 int64_t lda, int64_t ldb, int64_t ldc, int beta)
 {
-	struct hgc_rt_call c = {NULL, NULL, C, bs, M, N, K, lda, ldb, ldc, beta};
+	struct hgc_rt_call c = {NULL, NULL, C, bs, M, N, K, lda, ldb, ldc, beta, NULL, 0};
 
 	dispatch_strd(HGC_RT_F32, A, B, stride_a, stride_b, &c);
 }
@@ -150,7 +150,7 @@ void hgc_brgemm_u8s8s32(const uint8_t *const *A, const int8_t *const *B, int32_t
 			int64_t ldc, int beta)
 {
 	struct hgc_rt_call c = {(const void *const *)A, (const void *const *)B, C, bs, M, N, K,
-				lda, ldb, ldc, beta};
+				lda, ldb, ldc, beta, NULL, 0};
 
 	dispatch(HGC_RT_U8S8, &c);
 }
@@ -160,7 +160,7 @@ void hgc_brgemm_u8s8s32_strd(const uint8_t *A, const int8_t *B, int32_t *C, int6
 			     int64_t stride_a, int64_t stride_b, int64_t M, int64_t N,
 			     int64_t K, int64_t lda, int64_t ldb, int64_t ldc, int beta)
 {
-	struct hgc_rt_call c = {NULL, NULL, C, bs, M, N, K, lda, ldb, ldc, beta};
+	struct hgc_rt_call c = {NULL, NULL, C, bs, M, N, K, lda, ldb, ldc, beta, NULL, 0};
 
 	dispatch_strd(HGC_RT_U8S8, A, B, stride_a, stride_b, &c);
 }
@@ -171,7 +171,7 @@ void hgc_brgemm_bf16(const uint16_t *const *A, const uint16_t *const *B, float *
 		     int beta)
 {
 	struct hgc_rt_call c = {(const void *const *)A, (const void *const *)B, C, bs, M, N, K,
-				lda, ldb, ldc, beta};
+				lda, ldb, ldc, beta, NULL, 0};
 
 	dispatch(HGC_RT_BF16, &c);
 }
@@ -181,7 +181,7 @@ void hgc_brgemm_bf16_strd(const uint16_t *A, const uint16_t *B, float *C, int64_
 			  int64_t stride_a, int64_t stride_b, int64_t M, int64_t N, int64_t K,
 			  int64_t lda, int64_t ldb, int64_t ldc, int beta)
 {
-	struct hgc_rt_call c = {NULL, NULL, C, bs, M, N, K, lda, ldb, ldc, beta};
+	struct hgc_rt_call c = {NULL, NULL, C, bs, M, N, K, lda, ldb, ldc, beta, NULL, 0};
 
 	dispatch_strd(HGC_RT_BF16, A, B, stride_a, stride_b, &c);
 }

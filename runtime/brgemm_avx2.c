@@ -455,7 +455,7 @@ static void widen_run(const struct hgc_rt_call *c, const struct widen *w, uint32
 	const void *pa[CONV_BATCH], *pb[CONV_BATCH];
 	int64_t b, m0, k = k0 * w->kdiv, rows = k / w->pack;
 	uint32_t *abuf = buf + nb * c->N * kw;
-	struct hgc_rt_call s = {pa, pb, c->C, nb, c->M, c->N, kw, kw, c->N, c->ldc, beta};
+	struct hgc_rt_call s = {pa, pb, c->C, nb, c->M, c->N, kw, kw, c->N, c->ldc, beta, NULL, 0};
 
 	for (b = 0; b < nb; b++) {
 		uint32_t *bb = buf + b * c->N * kw;
@@ -614,7 +614,7 @@ static int ubs_first_rows(const struct hgc_rt_call *c, int nr, int64_t r0, int64
 		}
 		widen_part(c, r0, v0 * VL);
 		c = &(struct hgc_rt_call){c->A, c->B, c->C, c->bs, r0, c->N, c->K, c->lda,
-					  c->ldb, c->ldc, c->beta};
+					  c->ldb, c->ldc, c->beta, NULL, 0};
 		widen_part(c, 0, v * VL);
 		return 0;
 	}
@@ -633,6 +633,7 @@ static void ubs_next_b(const struct hgc_rt_call *c, const char **nb, int64_t *ch
 		       int64_t ntiles)
 {
 	struct hgc_rt_call f = *c;
+	int64_t bytes;
 
 	*nb = NULL;
 	*chunk = 0;
@@ -640,7 +641,10 @@ static void ubs_next_b(const struct hgc_rt_call *c, const char **nb, int64_t *ch
 		return;
 	f.K = c->K / 4;
 	f.ldb = c->ldb / 4;
-	next_b_region(&f, nb, chunk, ntiles);
+	if (next_b_region(&f, nb, &bytes))
+		*nb = NULL;	/* a stream of large B: only the asm tiles fetch it */
+	else
+		*chunk = burst_chunk(&f, bytes, ntiles);
 }
 
 /*

@@ -31,6 +31,11 @@ struct hgc_rt_call {
 	int64_t bs, M, N, K;	/* bs >= 1, M, N, K >= 1, K a multiple of the kind's k group */
 	int64_t lda, ldb, ldc;	/* in elements of A, B and C */
 	int beta;		/* 0: overwrite C, 1: accumulate into C */
+	/* Set by run_blocks for the asm tiles (brgemm_tile.inc, stream_b): where a
+	   tile asks for the next call's B into L2, a line per trip of four k steps,
+	   and how far the next tile starts; NULL: nowhere.  Callers leave it NULL. */
+	const char *pf_b;
+	int64_t pf_chunk;
 };
 
 /* A microkernel: runs one whole call for one kind. */
@@ -79,6 +84,14 @@ hgc_rt_widen_fn hgc_rt_widen_u8_a, hgc_rt_widen_s8_b;
  * negative ones to at least -128, so that 255 times either fits s16.
  */
 int hgc_rt_s8_pairs_fit(const void *B, int64_t ldb, int64_t N, int64_t K);
+
+/*
+ * next_b.c: whether a call whose B of HGC_RT_LARGE_B bytes or more spans
+ * [start, end) continues a stream: start is where the last such call's B on
+ * this thread ended.  Remembers end.
+ */
+#define HGC_RT_LARGE_B ((int64_t)64 << 10)
+int hgc_rt_b_stream(const void *start, const char *end);
 
 /*
  * brgemm_avx512.c: zmm kernels; u8s8 needs AVX512-VNNI, bf16 AVX512-BF16.

@@ -148,7 +148,7 @@ static void call_kernel(const struct bcase *c, hgc_rt_kernel_fn *direct, const v
 			const void **pb, const void *base_a, const void *base_b, int64_t sa,
 			int64_t sb, void *C, int64_t Kp, int64_t lda, int64_t ldb, int64_t ldc)
 {
-	struct hgc_rt_call call = {pa, pb, C, c->bs, c->M, c->N, Kp, lda, ldb, ldc, c->beta};
+	struct hgc_rt_call call = {pa, pb, C, c->bs, c->M, c->N, Kp, lda, ldb, ldc, c->beta, NULL, 0};
 
 	if (c->form == FORM_DIRECT)
 		direct(&call);

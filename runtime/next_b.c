@@ -1,0 +1,45 @@
+/*
+ * next_b.c: whether a brgemm call's large B is part of a stream, so that
+ * its tiles ask for the next call's B into L2 while they run
+ * (brgemm_tile.inc's next_b_region and run_blocks).
+ *
+ * The next call's B is fetched where a nest of calls over densely packed
+ * blocks finds it, right after this call's.  Without that, the first row
+ * tile of each call reads its B from L3 or memory at a line per k step,
+ * faster than the hardware prefetcher brings it.
+ *
+ * A B under 64 KiB is fetched in bursts: each row tile asks for its share
+ * before it runs, at most a line per two k steps (a call of one row tile,
+ * 6x64x128, otherwise asked for all 32 KiB of the next B in 512 prefetches,
+ * a quarter of its time: 125 against 170 GFLOP/s on the Xeon).  Bursts
+ * stall on the fill buffers as B grows: res4a_branch1, a strided 1x1 with
+ * 128 KiB of weights a call, spent 14% of its time in them (one thread,
+ * three rounds alternated with a 128 KiB bound: res4a_branch1 5.41-5.57 ->
+ * 5.09-5.22 ms, dlrm_bottom b512 1.02-1.05 -> 0.95-1.00 ms).
+ *
+ * A B of 64 KiB or more is fetched only in a stream, when it begins where
+ * the last large call's B on this thread ended (matmul_packa's calls along
+ * N, each on the next panel of the packed weights), and then by the asm
+ * tiles, a line per trip of four k steps.  Elsewhere the next call often
+ * reads the same B again (a convolution's weights for each output row),
+ * and fetching another as large evicts it from L2 (res5a_branch2b,
+ * 4x512x7x7, 3x3, 1.15 MB of weights a call: 7.4-7.6 -> 6.3-6.7 ms on the
+ * Xeon when such calls stopped fetching).  The stream on the Xeon, one
+ * thread, `hgc run --fastest`, three rounds alternated: 1024^3 10.28-10.50
+ * -> 9.77-9.83 ms, 2048^3 84.5-90.0 -> 80.4-81.6 ms; two threads 5.16-5.23
+ * -> 4.85-4.87 and 42.5-43.2 -> 40.3-40.5 ms.
+ *
+ * Only large calls ask, so a small call's path stays as it was.
+ */
+#include "runtime/runtime_int.h"
+
+/* Where the B of the last large call ended, on this thread. */
+static _Thread_local const char *large_b_end;
+
+int hgc_rt_b_stream(const void *start, const char *end)
+{
+	const char *seen = large_b_end;
+
+	large_b_end = end;
+	return (const char *)start == seen;
+}

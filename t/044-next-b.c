@@ -1,0 +1,64 @@
+/*
+ * t/044-next-b.c: runtime/next_b.c, whether a large B continues a stream.
+ * The first large call on a thread does not; one whose B starts where the
+ * last one ended does; one that reads the same B again (a convolution's
+ * weights per output row) does not, and the one after it continues from
+ * there.  Each thread has its own stream.  (Which calls ask, and how the
+ * tiles fetch, is run_blocks' business: t/040 runs those calls against
+ * the reference.)
+ */
+#include <omp.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "runtime/runtime_int.h"
+#include "tap.h"
+
+/* Blocks of 64 KiB one after another, as matmul_packa packs B's panels. */
+#define BLK ((int64_t)64 << 10)
+static char *panels;
+
+/* Whether the call on blocks [first, first + n) continues this thread's stream. */
+static int stream(int64_t first, int64_t n)
+{
+	return hgc_rt_b_stream(panels + first * BLK, panels + (first + n) * BLK);
+}
+
+static void check_stream(void)
+{
+	ok(!stream(0, 2), "a first large call: no stream seen yet");
+	ok(stream(2, 2), "the call on the blocks right after it: a stream");
+	ok(stream(4, 1), "and the next one");
+	ok(!stream(4, 1), "the same B again: no stream (it stays in L2)");
+	ok(stream(5, 1), "the call after it continues from there");
+	ok(!stream(7, 1), "a gap: no stream");
+	ok(!stream(6, 1), "going back: no stream");
+}
+
+/* Two threads streaming their own blocks both see their streams. */
+static void check_threads(void)
+{
+	int found[2] = {0, 0};
+
+#pragma omp parallel num_threads(2)
+	{
+		int t = omp_get_thread_num(), i;
+
+		for (i = 0; i < 4; i++) {
+			found[t] += stream(8 + t * 4 + i, 1);
+#pragma omp barrier
+		}
+	}
+	ok(found[0] == 3 && found[1] == 3, "each thread its own stream (%d, %d of 3)", found[0],
+	   found[1]);
+}
+
+int main(void)
+{
+	panels = malloc(16 * BLK);
+	plan(8);
+	check_stream();
+	check_threads();
+	free(panels);
+	return done_testing();
+}
