@@ -641,7 +641,8 @@ static void ubs_next_b(const struct hgc_rt_call *c, const char **nb, int64_t *ch
 		return;
 	f.K = c->K / 4;
 	f.ldb = c->ldb / 4;
-	if (next_b_region(&f, nb, &bytes))
+	next_b_region(&f, nb, &bytes);
+	if (bytes >= HGC_RT_LARGE_B)
 		*nb = NULL;	/* a stream of large B: only the asm tiles fetch it */
 	else
 		*chunk = burst_chunk(&f, bytes, ntiles);
