@@ -14,10 +14,10 @@
  * tile of 16 trips) went from 3.24-3.39 to 3.07-3.17 ms at one thread
  * against the bursts below; 1536 x 128x64x128 23.4-24.1 -> 23.4-24.0.
  *
- * Elsewhere a B under 64 KiB is fetched in bursts: each row tile asks for its share
- * before it runs, at most a line per two k steps (a call of one row tile,
- * 6x64x128, otherwise asked for all 32 KiB of the next B in 512 prefetches,
- * a quarter of its time: 125 against 170 GFLOP/s on the Xeon).  Bursts
+ * Elsewhere a B under 64 KiB is fetched in bursts: each row tile asks for
+ * its share before it runs, at most a line per two k steps (a call of one
+ * row tile, 6x64x128, otherwise asked for all 32 KiB of the next B in 512
+ * prefetches, a quarter of its time: 125 against 170 GFLOP/s).  Bursts
  * stall on the fill buffers as B grows: res4a_branch1, a strided 1x1 with
  * 128 KiB of weights a call, spent 14% of its time in them (one thread,
  * three rounds alternated with a 128 KiB bound: res4a_branch1 5.41-5.57 ->

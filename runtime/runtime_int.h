@@ -31,9 +31,9 @@ struct hgc_rt_call {
 	int64_t bs, M, N, K;	/* bs >= 1, M, N, K >= 1, K a multiple of the kind's k group */
 	int64_t lda, ldb, ldc;	/* in elements of A, B and C */
 	int beta;		/* 0: overwrite C, 1: accumulate into C */
-	/* Set by run_blocks for the asm tiles (brgemm_tile.inc, stream_b): where a
-	   tile asks for the next call's B into L2, a line per trip of four k steps,
-	   and how far the next tile starts; NULL: nowhere.  Callers leave it NULL. */
+	/* Set by run_blocks (brgemm_tile.inc) for the asm tiles: where a tile asks
+	   for the next call's B into L2, a line per trip of four k steps, and how
+	   far on the next tile starts; NULL: nowhere.  Callers leave them 0. */
 	const char *pf_b;
 	int64_t pf_chunk;
 };
