@@ -24,7 +24,7 @@
 #define PROD_CAP ((int64_t)1 << 31)
 #define LANES 8			/* partial accumulators of a split f32 reduction */
 #define WIDE_LANES 16		/* the same where the code around is zmm (cx->wide_lanes) */
-#define MINMAX_LANES 16		/* the same for max and min, when the extent allows */
+#define MINMAX_LANES 32		/* the same for max and min, when the extent allows */
 
 /* What one reduction kind needs. */
 struct red {
@@ -169,32 +169,35 @@ static void out_index(struct hgc_lower_ctx *cx, const struct red *r, const struc
 
 /*
  * How many partial accumulators the reduction over src splits into: LANES,
- * or MINMAX_LANES for a max or min whose extent is a multiple of it (at
- * least twice): with 8 lanes the loop of a NaN-aware max (compare,
- * unordered compare, or, blend) came out of LLVM's SLP vectorizer as two
- * <4 x float> halves when the lanes were folded one by one after it, with
- * 16 as two <8 x float> ones (with lanes_* the 16 are one <16 x float>
- * beside zmm kernels).  A max or min is the same value in any order (up
- * to the sign of a zero and which NaN).  Beside zmm microkernels
- * (cx->wide_lanes: codegen vectorizes such a function at 512 bits) a sum
- * takes WIDE_LANES too, so that its loop (softmax's exp and sum) is one
- * <16 x float>: as 8 lanes it stayed <8 x float> between zmm loops, and the
- * mix cost 5% of attention at seq 128 (on Intel, 512-bit work in flight
- * takes the vector ALU of port 1 from the ymm code); 16 lanes in ymm code
- * (a LayerNorm region) were 6-10% slower than 8.
- * 0: no split.
+ * or for a max or min MINMAX_LANES, or half of it, when the extent is a
+ * multiple (at least twice): with 8 lanes the loop of a NaN-aware max
+ * (compare, unordered compare, or, blend) came out of LLVM's SLP vectorizer
+ * as two <4 x float> halves when the lanes were folded one by one after it;
+ * with 16 as one <16 x float> (lanes_* fold them) whose step waits for the
+ * last one's blend (about 5 cycles a vector, twice the ports' time); with
+ * 32 as two such chains that overlap: attention at BERT-large seq 384 (its
+ * max pass also holds the scale and mask add) ran 3.4% faster.  A max or min
+ * is the same value in any order (up to the sign of a zero and which NaN).
+ * Beside zmm microkernels (cx->wide_lanes: codegen vectorizes such a
+ * function at 512 bits) a sum takes WIDE_LANES too, so that its loop
+ * (softmax's exp and sum) is one <16 x float>: as 8 lanes it stayed
+ * <8 x float> between zmm loops, and the mix cost 5% of attention at seq 128
+ * (on Intel, 512-bit work in flight takes the vector ALU of port 1 from the
+ * ymm code); 16 lanes in ymm code (a LayerNorm region) were 6-10% slower
+ * than 8.  0: no split.
  */
 static int red_lanes_of(struct hgc_lower_ctx *cx, const struct red *r,
 			const struct hgc_lower_view *src)
 {
 	int64_t last = src->dims[src->ndims - 1];
 	bool minmax = r->op->kind == HGC_OP_REDUCE_MAX || r->op->kind == HGC_OP_REDUCE_MIN;
-	int lanes = cx->wide_lanes ? WIDE_LANES : LANES;
+	int lanes = cx->wide_lanes ? WIDE_LANES : LANES, l;
 
 	if (r->kind != LW_F32 || src->ndims == 0 || !r->mask[src->ndims - 1])
 		return 0;
-	if (minmax && last % MINMAX_LANES == 0 && last >= 2 * MINMAX_LANES)
-		return MINMAX_LANES;
+	for (l = MINMAX_LANES; minmax && l > lanes; l /= 2)
+		if (last % l == 0 && last >= 2 * l)
+			return l;
 	if (last % lanes == 0 && last >= 2 * lanes)
 		return lanes;
 	return last % LANES == 0 && last >= 2 * LANES ? LANES : 0;
