@@ -454,6 +454,55 @@ static void test_exp(void)
 }
 
 /*
+ * exp_nonpos, the exp of softmax's x - max(x) and erf's large branch: for
+ * x <= 88, within 2 ulp of expf wherever expf is at least 2^-126 and 0 or
+ * the same subnormal below; -inf gives 0, NaN NaN; the same bits from both
+ * backends (hgc_expf_nonpos).  The loop is long enough to vectorize, so the
+ * vector form of its integer max runs too.
+ */
+static void test_exp_nonpos(void)
+{
+	enum { N = 4096 };
+	static float X[N], Y[N];
+	static const float special[] = { 0, -0.0f, -1, -87.33f, -87.34f, -87.5f, -88, -88.5f,
+					 -100, -103.9f, -104, -1000, -0x1p-30f, 0x1p-30f, 1, 88 };
+	void *args[2] = { X, Y };
+	size_t sizes[2] = { sizeof(X), sizeof(Y) };
+	double worst = 0, u;
+	int i, flushed = 0, bad_tiny = 0, nspecial = (int)(sizeof(special) / sizeof(special[0]));
+
+	for (i = 0; i < N; i++)
+		X[i] = -110 + 110 * (float)i / N;
+	for (i = 0; i < nspecial; i++)
+		X[i * 7] = special[i];
+	X[1] = NAN;
+	X[3] = -INFINITY;
+	if (!run_both(build_unary(HGC_TIR_I_EXP_NONPOS, N), args, sizes, 2, "exp_nonpos"))
+		return;
+	for (i = 0; i < N; i++) {
+		if (isnan(X[i]) || isinf(X[i]))
+			continue;
+		if (expf(X[i]) < 0x1p-126f) {
+			flushed += Y[i] == 0;
+			bad_tiny += Y[i] != 0 && fabs((double)Y[i] - expf(X[i])) > 0x1p-148;
+			continue;
+		}
+		u = exp_ulps(Y[i], X[i]);
+		if (u > worst)
+			worst = u;
+		if (u > 2)
+			diag("exp_nonpos(%a) = %a, expf says %a", X[i], Y[i], expf(X[i]));
+	}
+	ok(worst <= 2, "exp_nonpos over [-110, 0] and specials up to 88: within %.2f ulp of expf",
+	   worst);
+	ok(flushed > 100 && bad_tiny == 0,
+	   "exp_nonpos below 2^-126: 0 (%d times) or expf's subnormal (%d others)", flushed,
+	   bad_tiny);
+	ok(isnan(Y[1]) && Y[3] == 0 && Y[7 * 11] == 0 && Y[0] == 1 && Y[7] == 1,
+	   "exp_nonpos(NaN) is NaN, of -inf and -1000 0, of 0 and -0 1");
+}
+
+/*
  * erf is inline code too (math_poly.h): within 2 ulp of erff on [-6, 6]
  * (both branches and their seam at |x| = 1 and 4), odd, +-1 beyond, NaN,
  * and the same bits from both backends.
@@ -604,6 +653,7 @@ int main(void)
 	test_moves();
 	test_math();
 	test_exp();
+	test_exp_nonpos();
 	test_erf();
 	test_unroll();
 	test_two_modules();

@@ -7,7 +7,8 @@
  * holding NaN and infinities, and a division by row sums that are NaN,
  * infinite, zero or subnormal (whose reciprocal overflows) give the
  * interpreter's answer (NaN where it has NaN, the same infinities) on both
- * backends, with fusion on and off.
+ * backends, with fusion on and off.  The exp of x - ReduceMax(x) is
+ * exp_nonpos, an exp of anything else the general one.
  */
 #include "t/driver_check.h"
 #include "core/tir/tir.h"
@@ -35,7 +36,18 @@ static const char src[] =
 	"  input a : f32[64, 64] = uniform(lo = 0.5, hi = 1, seed = 6);\n"
 	"  input b : f32[64, 128] = ones();\n"
 	"  s = MatMul(a, b); r = ReduceSum(s, axes = [1], keep_dims = true);\n"
-	"  y = Divide(s, r); output y; }\n";
+	"  y = Divide(s, r); output y; }\n"
+	"spec shift_other {\n"
+	"  input x : f32[4, 64] = uniform(lo = -100, hi = 100, seed = 7);\n"
+	"  m = ReduceMean(x, axes = [1], keep_dims = true); d = Subtract(x, m); e = Exp(d);\n"
+	"  mx = ReduceMax(x, axes = [1], keep_dims = true); r = Subtract(mx, x); f = Exp(r);\n"
+	"  const two : f32[] = [2]; y = Multiply(x, two); g = Subtract(y, mx); h = Exp(g);\n"
+	"  k = Add(x, mx); l = Exp(k);\n"
+	"  output e, f, h, l; }\n"
+	"spec shift_max {\n"
+	"  input x : f32[4, 64] = uniform(lo = -100, hi = 100, seed = 8);\n"
+	"  mx = ReduceMax(x, axes = [1], keep_dims = true); d = Subtract(x, mx); e = Exp(d);\n"
+	"  output e; }\n";
 
 /* The TIR of sp after the passes (2 threads), as text. */
 static char *tir_of(const struct hgc_spec *sp)
@@ -70,16 +82,40 @@ static void test_rows(const struct hgc_spec *sp)
 	       "att: the row loop holds three loops (and the divide kept for odd sums)");
 	ok(strstr(row, "= 1.0f / rowd") && dc_count(row, "* rowr") == 1,
 	   "att: the divide multiplies by the sum's reciprocal");
-	ok(!strstr(row, "= exp(") || strstr(row, ": f32 = exp("),
+	ok(!strstr(row, "= exp_nonpos(") || strstr(row, ": f32 = exp_nonpos("),
 	   "att: exp's result is a let of the sum's loop, not a store of its own loop");
 	ok(strstr(row, "mask[") && strstr(row, "max(") &&
-	   strstr(strstr(row, "mask["), "max(") < strstr(row, "exp("),
+	   strstr(strstr(row, "mask["), "max(") < strstr(row, "exp_nonpos("),
 	   "att: the mask add sits in the max loop");
-	ok(dc_count(row, "exp(") >= 1 && dc_count(row, "exp(") == dc_count(row, ": f32 = exp("),
+	ok(dc_count(row, "exp_nonpos(") >= 1 &&
+	   dc_count(row, "exp_nonpos(") == dc_count(row, ": f32 = exp_nonpos("),
 	   "att: every exp is a let (its value goes to the sum, not through memory)");
+	ok(!strstr(row, " exp("), "att: the exp of x - max(x) is exp_nonpos, never the general exp");
 	is_int(dc_count(s, "parallel for"), 1, "att: one parallel loop");
 	free(row);
 	free(s);
+}
+
+/* Only x - max(x) takes exp_nonpos: not x - mean(x), max(x) - x, 2x - max(x)
+   or x + max(x). */
+static void test_exp_kinds(const struct hgc_spec *other, const struct hgc_spec *shift)
+{
+	char *s = tir_of(other), *t = tir_of(shift);
+
+	ok(dc_count(s, "exp(") > 0 && !strstr(s, "exp_nonpos("),
+	   "exp of x - mean(x), max(x) - x, 2x - max(x), x + max(x): the general exp");
+	ok(dc_count(t, "exp_nonpos(") > 0 && !strstr(t, "exp("), "exp(x - max(x)) takes exp_nonpos");
+	free(s);
+	free(t);
+}
+
+/* NaN, -inf and +inf in rows of x (4 x 64). */
+static void poison_shift(float *x)
+{
+	x[0 * 64 + 5] = NAN;
+	x[1 * 64 + 0] = -INFINITY;
+	x[2 * 64 + 63] = INFINITY;
+	x[3 * 64 + 9] = -1000;
 }
 
 /* Put NaN, -inf and +inf into rows of the attention's mask (row-major S x S). */
@@ -193,9 +229,10 @@ int main(void)
 	struct hgc_program p;
 
 	dc_load(&p, "rows.hgc", src);
-	is_int((int)p.specs.len, 3, "the specs load");
-	if (p.specs.len == 3) {
+	is_int((int)p.specs.len, 5, "the specs load");
+	if (p.specs.len == 5) {
 		test_rows(HGC_PROGRAM_SPEC(&p, 0));
+		test_exp_kinds(HGC_PROGRAM_SPEC(&p, 3), HGC_PROGRAM_SPEC(&p, 4));
 		for (int f = 0; f < 2; f++) {
 			run(HGC_PROGRAM_SPEC(&p, 0), HGC_DRIVER_JIT, f, 3, poison_mask);
 			run(HGC_PROGRAM_SPEC(&p, 0), HGC_DRIVER_C, f, 3, poison_mask);
@@ -203,6 +240,10 @@ int main(void)
 			run(HGC_PROGRAM_SPEC(&p, 1), HGC_DRIVER_C, f, 0, poison_x);
 			run(HGC_PROGRAM_SPEC(&p, 2), HGC_DRIVER_JIT, f, 0, poison_a);
 			run(HGC_PROGRAM_SPEC(&p, 2), HGC_DRIVER_C, f, 0, poison_a);
+			for (int k = 3; k < 5; k++) {
+				run(HGC_PROGRAM_SPEC(&p, k), HGC_DRIVER_JIT, f, 0, poison_shift);
+				run(HGC_PROGRAM_SPEC(&p, k), HGC_DRIVER_C, f, 0, poison_shift);
+			}
 		}
 	}
 	hgc_program_release(&p);

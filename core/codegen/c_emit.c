@@ -87,35 +87,46 @@ static void horner_text(FILE *out, const double *c, int n, const char *t)
 }
 
 /*
- * hgc_expf: the LLVM backend's inline exp (llvm_intrin.c: exp_inline,
- * exp_poly, scale_pow2; math_poly.h), the same operations in the same order,
- * bit for bit.  p * 2^h goes into p's exponent field as an integer add
- * (exact); h = floor(n / 2) is an arithmetic shift (gcc and clang shift
- * signed values so).
+ * hgc_expf and hgc_expf_nonpos: the LLVM backend's inline exps (llvm_intrin.c:
+ * exp_inline, exp_nonpos_inline, reduce_ln2, exp_poly, scale_pow2;
+ * math_poly.h), the same operations in the same order, bit for bit.
+ * hgc_exp_poly takes x and n to e^(x - n ln2).  In hgc_expf, p * 2^h goes
+ * into p's exponent field as an integer add (exact); h = floor(n / 2) is an
+ * arithmetic shift (gcc and clang shift signed values so).  In
+ * hgc_expf_nonpos, t's bits shifted left by 23 are 2^n, or zero or negative
+ * as an integer where 2^n is below 2^-126.
  */
 static void exp_text(FILE *out)
 {
 	const double *c = hgc_exp_poly;
 
-	fputs("static inline float hgc_expf(float x)\n{\n"
-	      "\tfloat xc = x != x ? 0.0f : x < -104.0f ? -104.0f : x > 89.0f ? 89.0f : x;\n"
-	      "\tfloat n = __builtin_nearbyintf(xc * (float)1.44269504088896341);\n"
-	      "\tfloat r = __builtin_fmaf(n, -0.693359375f, xc), r2, lo, mid, hi, p;\n"
-	      "\tint32_t ni, h;\n"
-	      "\tunion { uint32_t u; float f; } v, s;\n\n"
+	fputs("static inline float hgc_exp_poly(float xc, float n)\n{\n"
+	      "\tfloat r = __builtin_fmaf(n, -0.693359375f, xc), r2, lo, mid, hi;\n\n"
 	      "\tr = __builtin_fmaf(n, (float)2.12194440e-4, r);\n"
 	      "\tr2 = r * r;\n", out);
 	fprintf(out, "\tlo = __builtin_fmaf((float)%.17g, r, (float)%.17g);\n", c[5], c[6]);
 	fprintf(out, "\tmid = __builtin_fmaf((float)%.17g, r, (float)%.17g);\n", c[3], c[4]);
 	fprintf(out, "\thi = __builtin_fmaf((float)%.17g, r2, __builtin_fmaf((float)%.17g, r, "
 		"(float)%.17g));\n", c[0], c[1], c[2]);
-	fputs("\tp = __builtin_fmaf(__builtin_fmaf(hi, r2, mid), r2, lo);\n"
-	      "\tni = (int32_t)n;\n"
-	      "\th = ni >> 1;\n"
-	      "\tv.f = p;\n"
+	fputs("\treturn __builtin_fmaf(__builtin_fmaf(hi, r2, mid), r2, lo);\n}\n\n", out);
+	fputs("static inline float hgc_expf(float x)\n{\n"
+	      "\tfloat xc = x != x ? 0.0f : x < -104.0f ? -104.0f : x > 89.0f ? 89.0f : x;\n"
+	      "\tfloat n = __builtin_nearbyintf(xc * (float)1.44269504088896341);\n"
+	      "\tint32_t ni = (int32_t)n, h = ni >> 1;\n"
+	      "\tunion { uint32_t u; float f; } v, s;\n\n"
+	      "\tv.f = hgc_exp_poly(xc, n);\n"
 	      "\tv.u += (uint32_t)h << 23;\n"
 	      "\ts.u = (uint32_t)(ni - h + 127) << 23;\n"
 	      "\treturn x != x ? x : v.f * s.f;\n}\n\n", out);
+	fputs("static inline float hgc_expf_nonpos(float x)\n{\n"
+	      "\tfloat xc = x < -104.0f ? -104.0f : x;\n"
+	      "\tfloat t = __builtin_fmaf(xc, (float)1.44269504088896341, 12583039.0f);\n"
+	      "\tunion { uint32_t u; int32_t i; float f; } s;\n\n"
+	      "\ts.f = t;\n"
+	      "\ts.u <<= 23;\n"
+	      "\tif (s.i < 0)\n"
+	      "\t\ts.i = 0;\n"
+	      "\treturn hgc_exp_poly(xc, t - 12583039.0f) * s.f;\n}\n\n", out);
 }
 
 /* hgc_erff: the LLVM backend's inline erf (llvm_intrin.c, math_poly.h), bit for bit. */
@@ -126,7 +137,7 @@ static void erf_text(FILE *out)
 	horner_text(out, hgc_erf_small, HGC_ERF_SMALL_N, "t");
 	fputs(";\n\tsmall = x * p;\n\tp = ", out);
 	horner_text(out, hgc_erf_large, HGC_ERF_LARGE_N, "a");
-	fputs(";\n\tlarge = __builtin_copysignf(1.0f - hgc_expf(p), x);\n"
+	fputs(";\n\tlarge = __builtin_copysignf(1.0f - hgc_expf_nonpos(p), x);\n"
 	      "\treturn a < 1.0f ? small : a >= 4.0f ? __builtin_copysignf(1.0f, x) : large;\n"
 	      "}\n\n", out);
 }

@@ -222,7 +222,8 @@ static void cast(struct cemit *c, const struct hgc_tir_expr *e)
 static void math(struct cemit *c, const struct hgc_tir_expr *e)
 {
 	static const char *const fns[HGC_TIR_INTRIN_COUNT] = {
-		[HGC_TIR_I_EXP] = "hgc_expf", [HGC_TIR_I_LOG] = "__builtin_logf",
+		[HGC_TIR_I_EXP] = "hgc_expf", [HGC_TIR_I_EXP_NONPOS] = "hgc_expf_nonpos",
+		[HGC_TIR_I_LOG] = "__builtin_logf",
 		[HGC_TIR_I_SQRT] = "__builtin_sqrtf", [HGC_TIR_I_TANH] = "__builtin_tanhf",
 		[HGC_TIR_I_ERF] = "hgc_erff", [HGC_TIR_I_ABS] = "__builtin_fabsf",
 		[HGC_TIR_I_FLOOR] = "__builtin_floorf", [HGC_TIR_I_ROUND] = "__builtin_nearbyintf",

@@ -145,6 +145,23 @@ static struct hgc_tir_expr *unary_f32_more(struct hgc_lower_ctx *cx, struct hgc_
 	}
 }
 
+/*
+ * Whether every element of t is <= 0 or NaN because t = x - ReduceMax(x)
+ * (keep_dims, so each element has its own max subtracted), in floats (an
+ * integer subtract could wrap): softmax's shift, whose exp then takes
+ * exp_nonpos.
+ */
+static bool below_own_max(const struct hgc_tensor *t)
+{
+	const struct hgc_op *sub = t->producer, *max;
+
+	if (!sub || sub->kind != HGC_OP_SUBTRACT || hgc_dtype_is_int(t->dtype))
+		return false;
+	max = sub->in[1]->producer;
+	return max && max->kind == HGC_OP_REDUCE_MAX && max->in[0] == sub->in[0] &&
+	       hgc_op_bool(max, "keep_dims") && !hgc_dtype_is_int(sub->in[0]->dtype);
+}
+
 /* A unary op on an f32 value. */
 static struct hgc_tir_expr *unary_f32(struct hgc_lower_ctx *cx, struct hgc_tir_stmt *b,
 				      struct hgc_tir_var *const *xs, const struct lw_map *mp)
@@ -161,7 +178,9 @@ static struct hgc_tir_expr *unary_f32(struct hgc_lower_ctx *cx, struct hgc_tir_s
 	case HGC_OP_SIGMOID: return sigmoid(cx, b, x);
 	case HGC_OP_TANH: return lw_call1(cx, HGC_TIR_I_TANH, lw_v(cx, x));
 	case HGC_OP_ERF: return lw_call1(cx, HGC_TIR_I_ERF, lw_v(cx, x));
-	case HGC_OP_EXP: return lw_call1(cx, HGC_TIR_I_EXP, lw_v(cx, x));
+	case HGC_OP_EXP:
+		return lw_call1(cx, below_own_max(mp->op->in[0]) ? HGC_TIR_I_EXP_NONPOS : HGC_TIR_I_EXP,
+				lw_v(cx, x));
 	case HGC_OP_LOG: return lw_call1(cx, HGC_TIR_I_LOG, lw_v(cx, x));
 	case HGC_OP_SQRT: return lw_call1(cx, HGC_TIR_I_SQRT, lw_v(cx, x));
 	case HGC_OP_SQUARE: return mul(cx, lw_v(cx, x), lw_v(cx, x));

@@ -69,7 +69,8 @@ static int softmax_check(const struct hgc_op *op, const struct hgc_lower_view *i
 	return lw_check_whole(op, "the softmax", in, op->in[0], *axis, d);
 }
 
-/* SoftMax and LogSoftmax: max, sum of exp(x - max), then the output pass. */
+/* SoftMax and LogSoftmax: max, sum of exp(x - max), then the output pass
+   (x - max <= 0 or NaN: exp_nonpos). */
 int hgc_lower_softmax(struct hgc_lower_ctx *cx, const struct hgc_op *op,
 		      struct hgc_tir_stmt *block, struct hgc_lower_view *const *in,
 		      struct hgc_lower_view *out, struct hgc_diag *d)
@@ -89,14 +90,15 @@ int hgc_lower_softmax(struct hgc_lower_ctx *cx, const struct hgc_op *op,
 						     lw_v(cx, x), lw_v(cx, mx)));
 	sum = lw_mut(cx, outer.body, "sum", lw_f(cx, 0));
 	x = inner_load(cx, outer.body, in[0], &outer, a, a + 1, &inner);
-	y = lw_call1(cx, HGC_TIR_I_EXP, lw_bin(cx, HGC_TIR_SUB, lw_v(cx, x), lw_v(cx, mx)));
+	y = lw_call1(cx, HGC_TIR_I_EXP_NONPOS, lw_bin(cx, HGC_TIR_SUB, lw_v(cx, x), lw_v(cx, mx)));
 	hgc_tir_assign(cx->m, inner.body, sum, lw_bin(cx, HGC_TIR_ADD, lw_v(cx, sum), y));
 	x = inner_load(cx, outer.body, in[0], &outer, a, a + 1, &inner);
 	t = lw_let(cx, inner.body, "t", lw_bin(cx, HGC_TIR_SUB, lw_v(cx, x), lw_v(cx, mx)));
 	if (op->kind == HGC_OP_LOG_SOFTMAX)
 		v = lw_bin(cx, HGC_TIR_SUB, lw_v(cx, t), lw_call1(cx, HGC_TIR_I_LOG, lw_v(cx, sum)));
 	else
-		v = lw_bin(cx, HGC_TIR_DIV, lw_call1(cx, HGC_TIR_I_EXP, lw_v(cx, t)), lw_v(cx, sum));
+		v = lw_bin(cx, HGC_TIR_DIV, lw_call1(cx, HGC_TIR_I_EXP_NONPOS, lw_v(cx, t)),
+			   lw_v(cx, sum));
 	split_index(cx, &outer, &inner, a, a + 1, idx);
 	lw_store(cx, out, inner.body, idx, v, LW_F32);
 	return 0;

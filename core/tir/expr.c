@@ -219,9 +219,9 @@ static struct hgc_tir_type intrin_type(enum hgc_tir_intrin id, int n,
 	case HGC_TIR_I_THREAD_ID:
 	case HGC_TIR_I_NUM_THREADS:
 		return hgc_tir_ty(HGC_TIR_INDEX);
-	case HGC_TIR_I_EXP: case HGC_TIR_I_LOG: case HGC_TIR_I_SQRT: case HGC_TIR_I_TANH:
-	case HGC_TIR_I_ERF: case HGC_TIR_I_ABS: case HGC_TIR_I_FLOOR: case HGC_TIR_I_ROUND:
-	case HGC_TIR_I_POW:
+	case HGC_TIR_I_EXP: case HGC_TIR_I_EXP_NONPOS: case HGC_TIR_I_LOG: case HGC_TIR_I_SQRT:
+	case HGC_TIR_I_TANH: case HGC_TIR_I_ERF: case HGC_TIR_I_ABS: case HGC_TIR_I_FLOOR:
+	case HGC_TIR_I_ROUND: case HGC_TIR_I_POW:
 		return n > 0 ? args[0]->type : hgc_tir_ty(HGC_TIR_F32);
 	case HGC_TIR_I_LANES_ADD: case HGC_TIR_I_LANES_MUL:
 	case HGC_TIR_I_LANES_MAX: case HGC_TIR_I_LANES_MIN:

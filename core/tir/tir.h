@@ -90,6 +90,7 @@ enum hgc_tir_unop {
 	X(COPY, "copy", 3)                  \
 	X(COPY2D, "copy2d", 6)              \
 	X(EXP, "exp", 1)                    \
+	X(EXP_NONPOS, "exp_nonpos", 1)      \
 	X(LOG, "log", 1)                    \
 	X(SQRT, "sqrt", 1)                  \
 	X(TANH, "tanh", 1)                  \

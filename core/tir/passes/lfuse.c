@@ -135,7 +135,8 @@ static bool called_out(const struct hgc_tir_expr *e)
 		return false;
 	if (e->op == HGC_TIR_I_LOG || e->op == HGC_TIR_I_TANH || e->op == HGC_TIR_I_POW)
 		return true;
-	return (e->op == HGC_TIR_I_EXP || e->op == HGC_TIR_I_ERF) && e->type.kind != HGC_TIR_F32;
+	return (e->op == HGC_TIR_I_EXP || e->op == HGC_TIR_I_EXP_NONPOS || e->op == HGC_TIR_I_ERF) &&
+	       e->type.kind != HGC_TIR_F32;
 }
 
 /* Visitor: record the loads of an expression; give up on addresses and calls. */
