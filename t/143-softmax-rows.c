@@ -8,7 +8,9 @@
  * infinite, zero or subnormal (whose reciprocal overflows) give the
  * interpreter's answer (NaN where it has NaN, the same infinities) on both
  * backends, with fusion on and off.  The exp of x - ReduceMax(x) is
- * exp_nonpos, an exp of anything else the general one.
+ * exp_nonpos, an exp of anything else the general one.  ReduceMax and
+ * ReduceMin with ignore_nan (SoftMax's max) pass NaNs by, split into lanes
+ * (64 columns) or not (10).
  */
 #include "t/driver_check.h"
 #include "core/tir/tir.h"
@@ -47,7 +49,13 @@ static const char src[] =
 	"spec shift_max {\n"
 	"  input x : f32[4, 64] = uniform(lo = -100, hi = 100, seed = 8);\n"
 	"  mx = ReduceMax(x, axes = [1], keep_dims = true); d = Subtract(x, mx); e = Exp(d);\n"
-	"  output e; }\n";
+	"  output e; }\n"
+	"spec skip {\n"
+	"  input x : f32[6, 64] = uniform(lo = -4, hi = 4, seed = 9);\n"
+	"  input z : f32[6, 10] = uniform(lo = -4, hi = 4, seed = 10);\n"
+	"  mx = ReduceMax(x, axes = [1], ignore_nan = true);\n"
+	"  mn = ReduceMin(x, axes = [-1], keep_dims = true, ignore_nan = true);\n"
+	"  zx = ReduceMax(z, axes = [1], ignore_nan = true); output mx, mn, zx; }\n";
 
 /* The TIR of sp after the passes (2 threads), as text. */
 static char *tir_of(const struct hgc_spec *sp)
@@ -186,6 +194,63 @@ static bool agree(struct hgc_driver_graph *h, const struct hgc_spec *sp, struct 
 	return same;
 }
 
+/* The max (max) or min of row r of x (n columns), NaNs passed by. */
+static float skip_nan(const float *x, int r, int n, bool max)
+{
+	float m = max ? -INFINITY : INFINITY;
+
+	for (int j = 0; j < n; j++)
+		if (max ? x[r * n + j] > m : x[r * n + j] < m)
+			m = x[r * n + j];
+	return m;
+}
+
+/* skip's rows with poison_x's NaNs and infinities (z: a NaN, a row of NaN),
+   on backend b: the max and min of the others, as the interpreter says. */
+static void test_skip(const struct hgc_spec *sp, enum hgc_driver_backend b)
+{
+	struct hgc_driver_opts o;
+	struct hgc_driver_graph *h;
+	struct dc_bufs bufs;
+	struct hgc_diag d;
+	const float *x, *z, *mx, *mn, *zx;
+	char why[512] = "";
+	int bad = 0;
+
+	hgc_driver_opts_init(&o);
+	o.backend = b;
+	o.disk_cache = false;
+	o.threads = 2;
+	hgc_diag_init(&d);
+	dc_alloc(&bufs, sp->graph);
+	h = hgc_driver_compile(sp->graph, &o, NULL, &d);
+	for (int i = 0; h && i < bufs.nin && !d.nerr; i++)
+		hgc_gen_fill(&sp->gens[i], HGC_GRAPH_INPUT(sp->graph, i), bufs.in[i], &d);
+	if (!h || d.nerr) {
+		ok(false, "skip on %s: %s", hgc_driver_backend_name(b), hgc_diag_text(&d));
+		goto out;
+	}
+	poison_x(bufs.in[0]);
+	((float *)bufs.in[1])[13] = NAN;
+	for (int j = 0; j < 10; j++)
+		((float *)bufs.in[1])[30 + j] = NAN;
+	x = bufs.in[0], z = bufs.in[1], mx = bufs.out[0], mn = bufs.out[1], zx = bufs.out[2];
+	if (!agree(h, sp, &bufs, why, sizeof(why)))
+		bad++, diag("%s", why);
+	for (int r = 0; r < 6; r++) {
+		bad += mx[r] != skip_nan(x, r, 64, true) || mn[r] != skip_nan(x, r, 64, false);
+		bad += zx[r] != skip_nan(z, r, 10, true);
+	}
+	ok(bad == 0 && !isnan(mx[0]) && mx[3] == -INFINITY && mx[2] == INFINITY &&
+	   zx[3] == -INFINITY,
+	   "skip on %s: ignore_nan's max and min pass NaNs by (a row of NaN: -inf)",
+	   hgc_driver_backend_name(b));
+out:
+	hgc_driver_release(h);
+	dc_release(&bufs);
+	hgc_diag_release(&d);
+}
+
 /* Compile sp on backend b (fusion off when nofuse), fill, poison input pi, compare. */
 static void run(const struct hgc_spec *sp, enum hgc_driver_backend b, bool nofuse, int pi,
 		void (*poison)(float *))
@@ -229,8 +294,10 @@ int main(void)
 	struct hgc_program p;
 
 	dc_load(&p, "rows.hgc", src);
-	is_int((int)p.specs.len, 5, "the specs load");
-	if (p.specs.len == 5) {
+	is_int((int)p.specs.len, 6, "the specs load");
+	if (p.specs.len == 6) {
+		test_skip(HGC_PROGRAM_SPEC(&p, 5), HGC_DRIVER_JIT);
+		test_skip(HGC_PROGRAM_SPEC(&p, 5), HGC_DRIVER_C);
 		test_rows(HGC_PROGRAM_SPEC(&p, 0));
 		test_exp_kinds(HGC_PROGRAM_SPEC(&p, 3), HGC_PROGRAM_SPEC(&p, 4));
 		for (int f = 0; f < 2; f++) {

@@ -42,12 +42,18 @@ static int reduce_infer(struct hgc_op *op, struct hgc_diag *d)
 	return hgc_op_set_out_dtype(op, s->dtype, d);
 }
 
-/* Fold x into an accumulator. */
-static double fold(enum reduce_kind k, double acc, double x)
+/* Fold x into an accumulator; skip_nan: a max or min passes NaNs by. */
+static double fold(enum reduce_kind k, double acc, double x, bool skip_nan)
 {
 	switch (k) {
-	case R_MAX: return isnan(acc) ? acc : x > acc || isnan(x) ? x : acc;
-	case R_MIN: return isnan(acc) ? acc : x < acc || isnan(x) ? x : acc;
+	case R_MAX:
+		if (skip_nan)
+			return x > acc ? x : acc;
+		return isnan(acc) ? acc : x > acc || isnan(x) ? x : acc;
+	case R_MIN:
+		if (skip_nan)
+			return x < acc ? x : acc;
+		return isnan(acc) ? acc : x < acc || isnan(x) ? x : acc;
 	case R_PROD: return acc * x;
 	case R_L1: return acc + fabs(x);
 	case R_L2: return acc + x * x;
@@ -71,6 +77,7 @@ static void reduce_ref(const struct hgc_op *op, const void *const *in, void *con
 	bool mask[HGC_MAX_DIMS];
 	int64_t i, n = hgc_tensor_nelems(s), no = hgc_tensor_nelems(o), count;
 	double *acc = hgc_xmalloc((size_t)(no + 1) * sizeof(double));
+	bool skip_nan = (k == R_MAX || k == R_MIN) && hgc_op_bool(op, "ignore_nan");
 
 	reduced_dims(op, mask, NULL);
 	kept.ndims = s->ndims;
@@ -82,18 +89,20 @@ static void reduce_ref(const struct hgc_op *op, const void *const *in, void *con
 	srcs[0] = &kept;
 	hgc_bcast_init(&it, s, 1, srcs);
 	for (i = 0; i < n; i++, hgc_bcast_next(&it))
-		acc[it.off[0]] = fold(k, acc[it.off[0]], hgc_load_f64(s->dtype, in[0], i));
+		acc[it.off[0]] = fold(k, acc[it.off[0]], hgc_load_f64(s->dtype, in[0], i), skip_nan);
 	for (i = 0; i < no; i++)
 		hgc_store_f64(o->dtype, out[0], i,
 			      k == R_MEAN ? acc[i] / (double)count : k == R_L2 ? sqrt(acc[i]) : acc[i]);
 	free(acc);
 }
 
-/* One reduction: schema (oneDNN: axes, keep_dims), inference and reference. */
-#define REDUCE(stem, kind)                                                                 \
+/* One reduction: schema (oneDNN: axes, keep_dims; a max or min also hgc's
+   ignore_nan), inference and reference. */
+#define REDUCE(stem, kind, extra)                                                          \
 	const struct hgc_attr_spec hgc_op_##stem##_attrs[] = {                               \
 		HGC_ATTR_REQ("axes", INTS),                                                  \
 		HGC_ATTR_BOOL_DEF("keep_dims", false),                                       \
+		extra                                                                        \
 		HGC_ATTR_END,                                                                \
 	};                                                                                   \
 	int hgc_op_##stem##_infer(struct hgc_op *op, struct hgc_diag *d)                     \
@@ -106,10 +115,19 @@ static void reduce_ref(const struct hgc_op *op, const void *const *in, void *con
 		reduce_ref(op, in, out, kind);                                               \
 	}
 
-REDUCE(reduce_sum, R_SUM)
-REDUCE(reduce_mean, R_MEAN)
-REDUCE(reduce_max, R_MAX)
-REDUCE(reduce_min, R_MIN)
-REDUCE(reduce_prod, R_PROD)
-REDUCE(reduce_l1, R_L1)
-REDUCE(reduce_l2, R_L2)
+/*
+ * ignore_nan (not oneDNN's): NaN elements are passed by, the max or min of
+ * the others (-inf or +inf when there are none).  SoftMax's decomposition
+ * takes it: a NaN in a row makes the row's sum of exps NaN, so every output
+ * of that row is NaN whichever max was subtracted, and the max without the
+ * NaN test is one instruction a vector where it was four.
+ */
+#define IGNORE_NAN HGC_ATTR_BOOL_DEF("ignore_nan", false),
+
+REDUCE(reduce_sum, R_SUM, )
+REDUCE(reduce_mean, R_MEAN, )
+REDUCE(reduce_max, R_MAX, IGNORE_NAN)
+REDUCE(reduce_min, R_MIN, IGNORE_NAN)
+REDUCE(reduce_prod, R_PROD, )
+REDUCE(reduce_l1, R_L1, )
+REDUCE(reduce_l2, R_L2, )

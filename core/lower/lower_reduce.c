@@ -53,7 +53,9 @@ static struct hgc_tir_expr *red_init(struct hgc_lower_ctx *cx, const struct red 
 
 /* max/min fold: on f32 a NaN element is taken, and a NaN accumulator stays
    NaN: max(x, acc) is x > acc ? x : acc, which keeps acc when either is
-   NaN (one vmaxps; the NaN test of x is off the accumulator's chain). */
+   NaN (one vmaxps; the NaN test of x is off the accumulator's chain, but
+   LLVM makes compare, unordered compare, or and blend of the two).  Under
+   ignore_nan the max alone: a NaN x is passed by. */
 static struct hgc_tir_expr *fold_minmax(struct hgc_lower_ctx *cx, const struct red *r,
 					struct hgc_tir_var *acc, struct hgc_tir_var *x)
 {
@@ -63,6 +65,8 @@ static struct hgc_tir_expr *fold_minmax(struct hgc_lower_ctx *cx, const struct r
 	if (r->kind == LW_INT)
 		return lw_sel(cx, lw_bin(cx, cmp, lw_v(cx, x), lw_v(cx, acc)), lw_v(cx, x),
 			      lw_v(cx, acc));
+	if (hgc_op_bool(r->op, "ignore_nan"))
+		return lw_bin(cx, is_max ? HGC_TIR_MAX : HGC_TIR_MIN, lw_v(cx, x), lw_v(cx, acc));
 	return lw_sel(cx, lw_isnan(cx, x), lw_v(cx, x),
 		      lw_bin(cx, is_max ? HGC_TIR_MAX : HGC_TIR_MIN, lw_v(cx, x), lw_v(cx, acc)));
 }

@@ -108,14 +108,22 @@ static int64_t softmax_axis(const struct hgc_op *op)
 	return a;
 }
 
-/* x - max(x) along the softmax axis, and exp of it. */
+/*
+ * x - max(x) along the softmax axis, and exp of it.  The max ignores NaNs
+ * (ops_reduce.c: one instruction a vector instead of four): a NaN in a row
+ * still makes every output of the row NaN, through the row's sum of exps.
+ */
 static struct hgc_tensor *shifted(struct hgc_pb *b, const struct hgc_op *op,
 				  struct hgc_tensor **e)
 {
 	int64_t axis = softmax_axis(op);
 	struct hgc_tensor *x = op->in[0], *m, *dx;
+	struct hgc_op *max = hgc_pb_begin(b, HGC_OP_REDUCE_MAX, F, 1, &x);
 
-	m = hgc_pb_reduce(b, HGC_OP_REDUCE_MAX, F, x, 1, &axis);
+	hgc_pb_ints(b, max, "axes", 1, &axis);
+	hgc_pb_bool(b, max, "keep_dims", true);
+	hgc_pb_bool(b, max, "ignore_nan", true);
+	m = hgc_pb_end(b, max);
 	dx = hgc_pb_binary(b, HGC_OP_SUBTRACT, F, x, m);
 	*e = hgc_pb_unary(b, HGC_OP_EXP, F, dx);
 	return dx;
