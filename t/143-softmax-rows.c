@@ -78,17 +78,31 @@ static char *loop_text(const char *at)
 	return end ? strndup(at, (size_t)(end - at)) : strdup("");
 }
 
-/* The row of softmax: three loops over it, exp folded with the sum. */
+/* The text from the n-th (from 1) occurrence of what in s, or NULL. */
+static const char *nth(const char *s, const char *what, int n)
+{
+	for (s = strstr(s, what); s && --n > 0; s = strstr(s + 1, what))
+		;
+	return s;
+}
+
+/* The row of softmax: three loops over it, exp folded with the sum; two
+   rows an iteration, their loops taken in turns. */
 static void test_rows(const struct hgc_spec *sp)
 {
 	char *s = tir_of(sp), *row;
-	const char *at = strstr(s, "for (row in");
+	const char *at = strstr(s, "for (row in"), *exp1;
 
 	ok(at != NULL, "att: the members go row by row");
 	row = loop_text(at ? at : s);
-	is_int(dc_count(row, "for ("), 5,
-	       "att: the row loop holds three loops (and the divide kept for odd sums)");
-	ok(strstr(row, "= 1.0f / rowd") && dc_count(row, "* rowr") == 1,
+	ok(strstr(s, "for (row in [0, 64))") && strstr(row, "row * 2 + 1"),
+	   "att: two rows (of 128) an iteration");
+	is_int(dc_count(row, "for ("), 9,
+	       "att: the row loop holds three loops a row (and the divide kept for odd sums)");
+	exp1 = strstr(row, "exp_nonpos(");
+	ok(exp1 && nth(row, "for (l", 2) < exp1 && strstr(nth(row, "for (l", 2), "mask[") < exp1,
+	   "att: both rows' max loops (with the mask add) come before the first exp");
+	ok(dc_count(row, "= 1.0f / rowd") == 2 && dc_count(row, "* rowr") == 2,
 	   "att: the divide multiplies by the sum's reciprocal");
 	ok(!strstr(row, "= exp_nonpos(") || strstr(row, ": f32 = exp_nonpos("),
 	   "att: exp's result is a let of the sum's loop, not a store of its own loop");

@@ -542,6 +542,54 @@ int hgc_fused_members(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
 	return 0;
 }
 
+/* The members on row box row, into a block of their own (detached), their
+   row passes folded as lower_rows does. */
+static struct hgc_tir_stmt *row_block(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
+				      const struct box *row, struct hgc_diag *d)
+{
+	struct hgc_tir_stmt *b = hgc_tir_block(cx->m, NULL);
+
+	if (hgc_fused_members(cx, fo, b, row, d))
+		return NULL;
+	lw_recip_rows(cx->m, b, 0);
+	return b;
+}
+
+/*
+ * Two rows' members into block, their statements taken in turns (the first
+ * row's first, the second row's first, ...): a row of a reduction is a
+ * chain of steps that each wait for the last (the max's fold across lanes,
+ * then the exp pass, the sum's fold, its reciprocal), and side by side the
+ * two rows' chains overlap.  Rows are independent (each member reads and
+ * writes its own row), and each row keeps its own order.  When the two
+ * came out differently (they do not: the same members on a row box), one
+ * after the other.
+ */
+static int pair_rows(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
+		     struct hgc_tir_stmt *block, struct box *row, int dim, struct hgc_tir_expr *r,
+		     struct hgc_diag *d)
+{
+	struct hgc_tir_stmt *a, *b;
+	int k;
+
+	row->start[dim] = r;
+	if (!(a = row_block(cx, fo, row, d)))
+		return -1;
+	row->start[dim] = hgc_tir_add(cx->m, hgc_tir_expr_copy(cx->m, r), hgc_tir_idx(cx->m, 1));
+	if (!(b = row_block(cx, fo, row, d)))
+		return -1;
+	if (a->u.block.n != b->u.block.n) {
+		hgc_tir_append(block, a);
+		hgc_tir_append(block, b);
+		return 0;
+	}
+	for (k = 0; k < a->u.block.n; k++) {
+		hgc_tir_append(block, a->u.block.stmts[k]);
+		hgc_tir_append(block, b->u.block.stmts[k]);
+	}
+	return 0;
+}
+
 /* Lower the members on box bx one row at a time: a loop per dim before the
    rows (the reduction site's first axis, else the last dim) and every member
    on the row's box, so that the members' passes over a row (softmax's max,
@@ -554,8 +602,9 @@ int hgc_fused_members(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
    short the row.  A block of rows of a wide result
    (GELU's 64 x 16 post_block on 3072 columns: rows 12 KiB apart, which
    share L1 sets, so the block does not stay in L1) was read from L2 once
-   per member; so it is read once.  Else *rows and *rowlen say how the box
-   was split. */
+   per member; so it is read once.  Rows of a reduction go two at a time
+   when the innermost row loop has an even extent (pair_rows).  Else *rows
+   and *rowlen say how the box was split. */
 static int lower_rows(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
 		      struct hgc_tir_stmt *block, const struct box *bx, int64_t *rows,
 		      int64_t *rowlen, struct hgc_diag *d)
@@ -563,7 +612,7 @@ static int lower_rows(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
 	struct box row = *bx;
 	struct hgc_tir_var *v;
 	struct hgc_tir_expr *r;
-	int q = bx->n - 1, i, from;
+	int q = bx->n - 1, i, from, pair = -1;
 
 	*rows = *rowlen = 1;
 	for (i = 0; fo->reduces && i < bx->n; i++)
@@ -575,18 +624,27 @@ static int lower_rows(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
 		*rows = 0;
 		return hgc_fused_members(cx, fo, block, bx, d);
 	}
+	for (i = 0; fo->reduces && i < q; i++)
+		if (bx->ext[i] > 1)
+			pair = bx->ext[i] % 2 ? -1 : i;
 	for (i = 0; i < q; i++) {
 		if (bx->ext[i] == 1)
 			continue;
 		v = hgc_tir_var_new(cx->m, "row", hgc_tir_ty(HGC_TIR_INDEX));
 		block = hgc_tir_body(hgc_tir_for(cx->m, block, v, hgc_tir_idx(cx->m, 0),
-						 hgc_tir_idx(cx->m, bx->ext[i]), NULL));
+						 hgc_tir_idx(cx->m, i == pair ? bx->ext[i] / 2
+										: bx->ext[i]),
+						 NULL));
 		r = hgc_tir_ref(cx->m, v);
+		if (i == pair)
+			r = hgc_tir_mul(cx->m, r, hgc_tir_idx(cx->m, 2));
 		if (bx->start[i])
 			r = hgc_tir_add(cx->m, hgc_tir_expr_copy(cx->m, bx->start[i]), r);
 		row.start[i] = r;
 		row.ext[i] = 1;
 	}
+	if (pair >= 0)
+		return pair_rows(cx, fo, block, &row, pair, row.start[pair], d);
 	from = block->u.block.n;
 	if (hgc_fused_members(cx, fo, block, &row, d))
 		return -1;
