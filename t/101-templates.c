@@ -161,7 +161,9 @@ static void run_graph(struct hgc_graph *g, const char *what, const char *const *
 #define S32 HGC_DT_S32
 #define UNDEF HGC_DT_UNDEF
 
-/* f32 MatMuls: odd shapes, transposes, bias, vectors, folded batches. */
+/* f32 MatMuls: odd shapes, transposes, bias, vectors, folded batches.  A
+   2-D problem may take matmul_batch_plain (A and C in place) where the
+   model rates it cheaper than the 2-D forms (core/lower/tmpl.c, group). */
 static const struct mmcase f32_cases[] = {
 	{"m13x97x479", F32, F32, UNDEF, 2, 2, {13, 97}, {97, 479}, false, false, 0, {0}, UNDEF, "matmul_core"},
 	{"m479x13x97", F32, F32, UNDEF, 2, 2, {479, 13}, {13, 97}, false, false, 0, {0}, UNDEF, "matmul_core"},
@@ -173,16 +175,16 @@ static const struct mmcase f32_cases[] = {
 	{"packa_k1024", F32, F32, UNDEF, 2, 2, {64, 1024}, {1024, 128}, false, false, 1, {128}, F32, "matmul_packa"},
 	{"packa_k1004", F32, F32, UNDEF, 2, 2, {64, 1004}, {1004, 128}, false, false, 0, {0}, UNDEF, "matmul_packa"},
 	{"plain_k845", F32, F32, UNDEF, 2, 2, {48, 845}, {845, 64}, false, false, 0, {0}, UNDEF, "matmul_plain"},
-	{"ta", F32, F32, UNDEF, 2, 2, {97, 13}, {97, 3}, true, false, 0, {0}, UNDEF, "matmul_core"},
-	{"tb", F32, F32, UNDEF, 2, 2, {3, 97}, {13, 97}, false, true, 0, {0}, UNDEF, "matmul_core"},
+	{"ta", F32, F32, UNDEF, 2, 2, {97, 13}, {97, 3}, true, false, 0, {0}, UNDEF, "matmul_batch_plain"},
+	{"tb", F32, F32, UNDEF, 2, 2, {3, 97}, {13, 97}, false, true, 0, {0}, UNDEF, "matmul_batch_plain"},
 	{"tab", F32, F32, UNDEF, 2, 2, {97, 33}, {65, 97}, true, true, 0, {0}, UNDEF, "matmul_core"},
 	{"bias", F32, F32, UNDEF, 2, 2, {13, 97}, {97, 97}, false, false, 1, {97}, F32, "matmul_core"},
-	{"bias2d", F32, F32, UNDEF, 2, 2, {13, 97}, {97, 35}, false, false, 2, {13, 1}, F32, "matmul_core"},
+	{"bias2d", F32, F32, UNDEF, 2, 2, {13, 97}, {97, 35}, false, false, 2, {13, 1}, F32, "matmul_batch_plain"},
 	{"vecmat", F32, F32, UNDEF, 1, 2, {97}, {97, 13}, false, false, 0, {0}, UNDEF, "gemv_row_serial"},
 	{"matvec", F32, F32, UNDEF, 2, 1, {13, 97}, {97}, false, false, 0, {0}, UNDEF, "gemv_col_serial"},
 	{"foldm", F32, F32, UNDEF, 3, 2, {4, 13, 7}, {7, 1}, false, false, 0, {0}, UNDEF, "gemv_col_serial"},
-	{"foldm_ta", F32, F32, UNDEF, 3, 2, {3, 7, 13}, {7, 5}, true, false, 1, {5}, F32, "matmul_core"},
-	{"foldn", F32, F32, UNDEF, 2, 3, {5, 7}, {3, 7, 13}, false, false, 0, {0}, UNDEF, "matmul_core"},
+	{"foldm_ta", F32, F32, UNDEF, 3, 2, {3, 7, 13}, {7, 5}, true, false, 1, {5}, F32, "matmul_batch_plain"},
+	{"foldn", F32, F32, UNDEF, 2, 3, {5, 7}, {3, 7, 13}, false, false, 0, {0}, UNDEF, "matmul_batch_plain"},
 	{"batch_bcast", F32, F32, UNDEF, 4, 3, {2, 1, 13, 7}, {3, 7, 5}, false, false, 0, {0}, UNDEF, "matmul_batch_plain"},
 	{"batch_tt", F32, F32, UNDEF, 3, 3, {2, 5, 3}, {2, 7, 5}, true, true, 1, {7}, F32, "matmul_batch_plain"},
 	{"attention", F32, F32, UNDEF, 4, 4, {2, 3, 33, 16}, {2, 3, 16, 33}, false, false, 0, {0}, UNDEF, "matmul_batch_plain"},

@@ -497,17 +497,33 @@ static void estimate(const struct hgc_tmpl_opts *o, const struct hgc_tmpl *t,
 	free(b);
 }
 
-/* The group a template ranks in: the templates a config pins (0), then
-   the 2-D forms (1), then the batched ones (2): a 2-D problem (a batch of
-   one operand folded into M or N) never takes a batched form while a 2-D
-   one applies, as in registry order. */
+/* Whether t reads A and writes C where they are (no layout of its own:
+   nothing packed or unpacked at run time but a B). */
+static bool a_c_in_place(const struct hgc_tmpl *t)
+{
+	return !t->layout_text || (!t->layout_text[0] && !t->layout_text[t->ninputs]);
+}
+
+/*
+ * The group a template ranks in: the templates a config pins (0), then
+ * the 2-D forms and the batched ones that keep A and C in place (1), then
+ * the other batched ones (2): a 2-D problem (a batch of one operand folded
+ * into M or N) takes matmul_batch (A and C blocked at run time) only when
+ * no 2-D form applies.  Its model misses what the blocking costs there:
+ * wd's 512x845x1024 would take it (estimated 10% below matmul_packa) and
+ * ran 9% slower (4.37-4.39 against 4.01 ms, one thread).  matmul_batch_plain
+ * competes: on 1024^3 and wd's 512x1024x512 (rows of A 4 KiB apart, which
+ * matmul_plain leaves to matmul_packa) it ran 4% and 7% faster than
+ * matmul_packa at one thread (9.43-9.46 against 9.85; 2.33 against 2.50
+ * ms), the model's order.
+ */
 static int group(const struct hgc_tmpl_opts *o, const struct hgc_tmpl *t)
 {
 	struct hgc_tmpl_pin pins[1];
 
 	if (hgc_tmpl_pins_of(o, t, pins, 1))
 		return 0;
-	return t->ninputs > 0 && t->operand_rank[0] > 2 ? 2 : 1;
+	return t->ninputs > 0 && t->operand_rank[0] > 2 && !a_c_in_place(t) ? 2 : 1;
 }
 
 /* Whether a ranks before b: by group; within it applying and modelled
