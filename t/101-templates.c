@@ -172,7 +172,7 @@ static const struct mmcase f32_cases[] = {
 	{"m64x128x96", F32, F32, UNDEF, 2, 2, {64, 128}, {128, 96}, false, false, 0, {0}, UNDEF, "matmul_plain"},
 	{"plain_bias", F32, F32, UNDEF, 2, 2, {48, 40}, {40, 64}, false, false, 1, {64}, F32, "matmul_plain"},
 	{"plain_ta", F32, F32, UNDEF, 2, 2, {40, 48}, {40, 64}, true, false, 0, {0}, UNDEF, "matmul_plain"},
-	{"packa_k1024", F32, F32, UNDEF, 2, 2, {64, 1024}, {1024, 128}, false, false, 1, {128}, F32, "matmul_packa"},
+	{"plain_k1024", F32, F32, UNDEF, 2, 2, {64, 1024}, {1024, 128}, false, false, 1, {128}, F32, "matmul_plain"},
 	{"packa_k1004", F32, F32, UNDEF, 2, 2, {64, 1004}, {1004, 128}, false, false, 0, {0}, UNDEF, "matmul_packa"},
 	{"plain_k845", F32, F32, UNDEF, 2, 2, {48, 845}, {845, 64}, false, false, 0, {0}, UNDEF, "matmul_plain"},
 	{"ta", F32, F32, UNDEF, 2, 2, {97, 13}, {97, 3}, true, false, 0, {0}, UNDEF, "matmul_batch_plain"},
@@ -649,7 +649,7 @@ static void test_const_b(void)
 		const char *want;
 	} c[] = {
 		{2, 2, {64, 128}, {128, 96}, "matmul_plain"},
-		{2, 2, {64, 1024}, {1024, 128}, "matmul_packa"},
+		{2, 2, {64, 1004}, {1004, 128}, "matmul_packa"},
 		{2, 2, {13, 97}, {97, 479}, "matmul_core"},
 		{2, 2, {4, 4096}, {4096, 8}, "matmul_ksplit"},
 		{3, 3, {2, 16, 8}, {2, 8, 24}, "matmul_batch_plain"},

@@ -255,7 +255,8 @@ static bool best_of(const char *name, int64_t m, int64_t k, int64_t n, int threa
 }
 
 /* Plain A and C cost no packing; packed A does; matmul_plain refuses rows of
-   A 4 KiB apart and blocks that do not divide; both split evenly over 2 threads. */
+   A 4 KiB apart (unless N is split over the threads) and blocks that do not
+   divide; both split evenly over 2 threads. */
 static void test_plain(void)
 {
 	struct hgc_heur_result *r = calloc(1, sizeof(*r));
@@ -271,7 +272,9 @@ static void test_plain(void)
 	ok(best_of("matmul_packa", 128, 1024, 512, 2, r) && r->top[0].est.pack_ns > 0 &&
 		   pv(&r->top[0].env, "MB") * (128 / pv(&r->top[0].env, "MB")) == 128,
 	   "matmul_packa 128x1024x512: A packed, MB divides M");
-	ok(!best_of("matmul_plain", 128, 1024, 512, 2, r), "matmul_plain refuses K = 1024");
+	ok(!best_of("matmul_plain", 128, 1024, 512, 1, r), "matmul_plain refuses K = 1024 on one thread");
+	ok(best_of("matmul_plain", 128, 1024, 512, 2, r) && pv(&r->top[0].env, "NPN") == 2,
+	   "matmul_plain takes K = 1024 on two threads with N split");
 	ok(!best_of("matmul_plain", 127, 256, 512, 2, r) || pv(&r->top[0].env, "MB") == 127,
 	   "matmul_plain on 127 rows: only a whole-M block");
 	ok(!best_of("matmul_plain", 128, 1004, 512, 2, r), "matmul_plain refuses K no block divides");
