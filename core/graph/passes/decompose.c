@@ -118,10 +118,8 @@ static struct hgc_tensor *shifted(struct hgc_pb *b, const struct hgc_op *op,
 {
 	int64_t axis = softmax_axis(op);
 	struct hgc_tensor *x = op->in[0], *m, *dx;
-	struct hgc_op *max = hgc_pb_begin(b, HGC_OP_REDUCE_MAX, F, 1, &x);
+	struct hgc_op *max = hgc_pb_reduce_begin(b, HGC_OP_REDUCE_MAX, F, x, 1, &axis);
 
-	hgc_pb_ints(b, max, "axes", 1, &axis);
-	hgc_pb_bool(b, max, "keep_dims", true);
 	hgc_pb_bool(b, max, "ignore_nan", true);
 	m = hgc_pb_end(b, max);
 	dx = hgc_pb_binary(b, HGC_OP_SUBTRACT, F, x, m);

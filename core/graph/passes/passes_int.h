@@ -56,6 +56,9 @@ struct hgc_tensor *hgc_pb_unary(struct hgc_pb *b, enum hgc_op_kind kind, enum hg
 				struct hgc_tensor *x);
 struct hgc_tensor *hgc_pb_binary(struct hgc_pb *b, enum hgc_op_kind kind, enum hgc_dtype out,
 				 struct hgc_tensor *x, struct hgc_tensor *y);
+/* A reduction over axes with keep_dims, to finish with hgc_pb_end (more attributes). */
+struct hgc_op *hgc_pb_reduce_begin(struct hgc_pb *b, enum hgc_op_kind kind, enum hgc_dtype out,
+				   struct hgc_tensor *x, int naxes, const int64_t *axes);
 /* A reduction over axes with keep_dims. */
 struct hgc_tensor *hgc_pb_reduce(struct hgc_pb *b, enum hgc_op_kind kind, enum hgc_dtype out,
 				 struct hgc_tensor *x, int naxes, const int64_t *axes);

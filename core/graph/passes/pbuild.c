@@ -113,15 +113,22 @@ struct hgc_tensor *hgc_pb_binary(struct hgc_pb *b, enum hgc_op_kind kind, enum h
 	return hgc_pb_end(b, hgc_pb_begin(b, kind, out, 2, in));
 }
 
-/* A reduction keeping the reduced dims as 1. */
-struct hgc_tensor *hgc_pb_reduce(struct hgc_pb *b, enum hgc_op_kind kind, enum hgc_dtype out,
-				 struct hgc_tensor *x, int naxes, const int64_t *axes)
+/* A reduction keeping the reduced dims as 1, begun (more attributes may follow). */
+struct hgc_op *hgc_pb_reduce_begin(struct hgc_pb *b, enum hgc_op_kind kind, enum hgc_dtype out,
+				   struct hgc_tensor *x, int naxes, const int64_t *axes)
 {
 	struct hgc_op *op = hgc_pb_begin(b, kind, out, 1, &x);
 
 	hgc_pb_ints(b, op, "axes", naxes, axes);
 	hgc_pb_bool(b, op, "keep_dims", true);
-	return hgc_pb_end(b, op);
+	return op;
+}
+
+/* The same, finished. */
+struct hgc_tensor *hgc_pb_reduce(struct hgc_pb *b, enum hgc_op_kind kind, enum hgc_dtype out,
+				 struct hgc_tensor *x, int naxes, const int64_t *axes)
+{
+	return hgc_pb_end(b, hgc_pb_reduce_begin(b, kind, out, x, naxes, axes));
 }
 
 /* TypeCast of x to dt (x itself when it already is dt). */
