@@ -561,31 +561,26 @@ static struct hgc_tir_stmt *row_block(struct hgc_lower_ctx *cx, const struct hgc
  * chain of steps that each wait for the last (the max's fold across lanes,
  * then the exp pass, the sum's fold, its reciprocal), and side by side the
  * two rows' chains overlap.  Rows are independent (each member reads and
- * writes its own row), and each row keeps its own order.  When the two
- * came out differently (they do not: the same members on a row box), one
- * after the other.
+ * writes its own row), and each row keeps its own order.  The first row
+ * is at row->start[dim], the second one after it.
  */
 static int pair_rows(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
-		     struct hgc_tir_stmt *block, struct box *row, int dim, struct hgc_tir_expr *r,
-		     struct hgc_diag *d)
+		     struct hgc_tir_stmt *block, struct box *row, int dim, struct hgc_diag *d)
 {
 	struct hgc_tir_stmt *a, *b;
 	int k;
 
-	row->start[dim] = r;
 	if (!(a = row_block(cx, fo, row, d)))
 		return -1;
-	row->start[dim] = hgc_tir_add(cx->m, hgc_tir_expr_copy(cx->m, r), hgc_tir_idx(cx->m, 1));
+	row->start[dim] = hgc_tir_add(cx->m, hgc_tir_expr_copy(cx->m, row->start[dim]),
+				      hgc_tir_idx(cx->m, 1));
 	if (!(b = row_block(cx, fo, row, d)))
 		return -1;
-	if (a->u.block.n != b->u.block.n) {
-		hgc_tir_append(block, a);
-		hgc_tir_append(block, b);
-		return 0;
-	}
-	for (k = 0; k < a->u.block.n; k++) {
-		hgc_tir_append(block, a->u.block.stmts[k]);
-		hgc_tir_append(block, b->u.block.stmts[k]);
+	for (k = 0; k < a->u.block.n || k < b->u.block.n; k++) {
+		if (k < a->u.block.n)
+			hgc_tir_append(block, a->u.block.stmts[k]);
+		if (k < b->u.block.n)
+			hgc_tir_append(block, b->u.block.stmts[k]);
 	}
 	return 0;
 }
@@ -644,7 +639,7 @@ static int lower_rows(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
 		row.ext[i] = 1;
 	}
 	if (pair >= 0)
-		return pair_rows(cx, fo, block, &row, pair, row.start[pair], d);
+		return pair_rows(cx, fo, block, &row, pair, d);
 	from = block->u.block.n;
 	if (hgc_fused_members(cx, fo, block, &row, d))
 		return -1;
