@@ -259,6 +259,16 @@ static LLVMValueRef exp_poly(struct hgc_llvm_gen *g, LLVMValueRef r)
 	return fma3(g, fma3(g, hi, r2, mid), r2, lo);
 }
 
+/* c where x compares to c by pred (x < c: clamped below), else x; a NaN
+   compares false and stays. */
+static LLVMValueRef clamp_to(struct hgc_llvm_gen *g, LLVMValueRef x, LLVMRealPredicate pred,
+			     double c)
+{
+	LLVMValueRef k = fconst(LLVMTypeOf(x), c);
+
+	return LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, pred, x, k, ""), k, x, "");
+}
+
 /* r = x - n ln2 (Cody-Waite: ln2 in a high part exact in n ln2, and a low part). */
 static LLVMValueRef reduce_ln2(struct hgc_llvm_gen *g, LLVMValueRef x, LLVMValueRef n)
 {
@@ -284,10 +294,7 @@ static LLVMValueRef exp_inline(struct hgc_llvm_gen *g, LLVMValueRef x)
 	LLVMTypeRef tys[1] = { ty };
 	LLVMValueRef xc, n, p, isnan;
 
-	xc = LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOLT, x, fconst(ty, -104.0), ""),
-			     fconst(ty, -104.0), x, "");
-	xc = LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOGT, xc, fconst(ty, 89.0), ""),
-			     fconst(ty, 89.0), xc, "");
+	xc = clamp_to(g, clamp_to(g, x, LLVMRealOLT, -104.0), LLVMRealOGT, 89.0);
 	n = LLVMBuildFMul(g->b, xc, fconst(ty, 1.44269504088896341), "");
 	n = hgc_llvm_call_intrinsic(g, "llvm.nearbyint", tys, 1, &n, 1);
 	p = scale_pow2(g, exp_poly(g, reduce_ln2(g, xc, n)), n);
@@ -314,8 +321,7 @@ static LLVMValueRef exp_nonpos_inline(struct hgc_llvm_gen *g, LLVMValueRef x)
 	const double round_bias = 12582912.0 + 127.0;
 	LLVMValueRef xc, t, n, p, s;
 
-	xc = LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOLT, x, fconst(ty, -104.0), ""),
-			     fconst(ty, -104.0), x, "");
+	xc = clamp_to(g, x, LLVMRealOLT, -104.0);
 	t = fma3(g, xc, fconst(ty, 1.44269504088896341), fconst(ty, round_bias));
 	n = LLVMBuildFSub(g->b, t, fconst(ty, round_bias), "");
 	p = exp_poly(g, reduce_ln2(g, xc, n));
