@@ -14,10 +14,13 @@
  * (vpmaddubsw, unwidened), each also on 128x16x256 bs4, the calls of the
  * 1024^3 int8 MatMul.  The load average is printed before and after.
  * The f32 calls of ResNet-50's convolutions run first, at AVX2.
- * Usage: ukernel [repetitions] [conv]  (conv: those calls only)
+ * Usage: ukernel [repetitions] [conv | SHAPE...]  (conv: those calls only;
+ * SHAPE, [f32:|u8s8:|bf16:]MxNxK/BS, a call `hgc explain` chose, say: the
+ * peaks, then only those shapes at the best ISA)
  */
 #include <immintrin.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -515,12 +518,73 @@ static void pin_thread(void)
 		perror("sched_setaffinity");
 }
 
+/* A shape argument: [kind:]MxNxK/BS with M, N, K, BS at least 1 and K a
+   multiple of the kind's k group; false if arg is not one. */
+struct shape_arg {
+	enum hgc_rt_kind kind;
+	long long m, n, k, bs;
+};
+
+static bool parse_shape(const char *arg, struct shape_arg *sa)
+{
+	static const char *const kinds[] = {"f32:", "u8s8:", "bf16:"};
+	static const int group[] = {1, 4, 2};
+	const long long most = 1 << 24;
+	int i, used = -1;
+
+	sa->kind = HGC_RT_F32;
+	for (i = 0; i < 3; i++)
+		if (!strncmp(arg, kinds[i], strlen(kinds[i]))) {
+			sa->kind = (enum hgc_rt_kind)i;
+			arg += strlen(kinds[i]);
+		}
+	if (sscanf(arg, "%lldx%lldx%lld/%lld%n", &sa->m, &sa->n, &sa->k, &sa->bs, &used) != 4 ||
+	    arg[used])
+		return false;
+	if (sa->m < 1 || sa->n < 1 || sa->k < 1 || sa->bs < 1 || sa->m > most || sa->n > most ||
+	    sa->k > most || sa->bs > 4096)
+		return false;
+	return sa->k % group[sa->kind] == 0 && sa->m * sa->k <= most && sa->k * sa->n <= most &&
+	       sa->m * sa->n <= most;
+}
+
+/* Whether every argument from argv[first] on is a shape; says which is not. */
+static bool shapes_ok(int argc, char **argv, int first)
+{
+	struct shape_arg sa;
+	int i;
+
+	for (i = first; i < argc; i++)
+		if (!parse_shape(argv[i], &sa)) {
+			fprintf(stderr, "ukernel: '%s' is not a shape: [f32:|u8s8:|bf16:]MxNxK/BS "
+				"(K a multiple of 4 for u8s8, of 2 for bf16; A, B and C at most "
+				"16M elements each, BS at most 4096)\n", argv[i]);
+			return false;
+		}
+	return true;
+}
+
+/* The shapes of argv[first..], each at the best ISA. */
+static void bench_args(int argc, char **argv, int first, int reps)
+{
+	struct shape_arg sa;
+	int i;
+
+	for (i = first; i < argc; i++) {
+		parse_shape(argv[i], &sa);
+		bench_shape(sa.kind, sa.m, sa.n, sa.k, sa.bs, reps);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int reps = argc > 1 ? atoi(argv[1]) : 51, k;
 	int conv_only = argc > 2 && !strcmp(argv[2], "conv");
+	int shapes = argc > 2 && !conv_only;
 	enum hgc_isa best = hgc_rt_best_isa(hgc_rt_cpu()), isa;
 
+	if (shapes && !shapes_ok(argc, argv, 2))
+		return 2;
 	if (reps < 3)
 		reps = 3;
 	pin_thread();
@@ -528,6 +592,11 @@ int main(int argc, char **argv)
 	measure_peaks(reps);
 	printf("\n%-8s %-14s %-20s %9s %7s %6s  %s\n", "kernel", "isa", "MxNxK batch",
 	       "G(FL)OP/s", "of peak", "best", "peak instruction");
+	if (shapes) {
+		bench_args(argc, argv, 2, reps);
+		print_load("after");
+		return 0;
+	}
 	if (best >= HGC_ISA_AVX2) {
 		hgc_rt_set_isa(HGC_ISA_AVX2);
 		bench_conv_calls(reps);
