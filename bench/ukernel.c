@@ -310,7 +310,7 @@ static void run_alloc(struct run *r)
 		r->A[b] = a;
 		r->B[b] = bb;
 	}
-	r->C = aligned_alloc(64, (size_t)(r->M * r->N) * 4 + 64);
+	r->C = aligned_alloc(64, ((size_t)(r->M * r->N) * 4 + 63) / 64 * 64 + 64);
 }
 
 /* Free r's blocks. */
