@@ -62,6 +62,9 @@ static void test_dump(void)
 		snprintf(want, sizeof(want), "\"target-cpu\"=\"%s\"", host_cpu());
 		ok(strstr(t, want) != NULL, "for the host cpu (%s)", want);
 		ok(strstr(t, " x float>") != NULL, "and the loop vectorized (O3 saw the target)");
+		ok(strstr(t, ", !alias.scope !") && strstr(t, ", !noalias !") &&
+		   strstr(t, "!\"hgc tensors\"}"),
+		   "loads and stores carry the tensors' alias scopes (llvm_alias.c)");
 	}
 	free(t);
 	t = dump(p, &(struct hgc_codegen_llvm_opts){ .passes = "default<O0>", .prefix = "x_" }, &d);

@@ -272,6 +272,7 @@ static LLVMValueRef load(struct hgc_llvm_gen *g, const struct hgc_tir_expr *e)
 	}
 	v = LLVMBuildLoad2(g->b, ty, p, "");
 	LLVMSetAlignment(v, (unsigned)hgc_llvm_elem_size(t->elem));
+	hgc_llvm_alias_tag(g, v, t);
 	return hgc_llvm_from_mem(g, v, e->type);
 }
 

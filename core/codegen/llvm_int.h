@@ -58,6 +58,9 @@ struct hgc_llvm_gen {
 	struct hgc_vec scratch;		/* LLVMValueRef: heap locals open here, innermost last */
 	int pfor_depth;			/* > 0 in an outlined parallel-for body */
 	int npfor;			/* bodies outlined so far, for names */
+	/* llvm_alias.c: per tensor id, its access's alias.scope and noalias lists */
+	LLVMValueRef *alias_scope, *alias_others;
+	unsigned md_alias_scope, md_noalias;
 };
 
 /* A loop the backend makes itself: i in [0, n) by one, as a phi. */
@@ -65,6 +68,14 @@ struct hgc_llvm_loop {
 	LLVMValueRef i;			/* the induction variable, i64 */
 	LLVMBasicBlockRef head, exit;
 };
+
+/* llvm_alias.c: scoped-noalias metadata, every tensor its own object but the
+   parameters (which may overlap one another). */
+void hgc_llvm_alias_init(struct hgc_llvm_gen *g);
+void hgc_llvm_alias_release(struct hgc_llvm_gen *g);
+/* Tag a load or store of an element of t. */
+void hgc_llvm_alias_tag(struct hgc_llvm_gen *g, LLVMValueRef access,
+			const struct hgc_tir_tensor *t);
 
 /* llvm_module.c: heap constants (large zero-initialized ones, filled by init). */
 /* The base of heap constant t in this function, loaded in its entry block. */

@@ -201,7 +201,9 @@ static int generate(struct hgc_llvm_module *lm, const struct hgc_tir_module *m, 
 	g.written = hgc_xcalloc((size_t)m->ntensors + 1, sizeof(*g.written));
 	g.heap = hgc_xcalloc((size_t)m->ntensors + 1, sizeof(*g.heap));
 	hgc_vec_init(&g.scratch, sizeof(LLVMValueRef));
+	hgc_llvm_alias_init(&g);
 	translate(&g);
+	hgc_llvm_alias_release(&g);
 	hgc_vec_release(&g.scratch);
 	free(g.funcs);
 	free(g.tensors);

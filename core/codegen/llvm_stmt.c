@@ -184,6 +184,7 @@ static void store(struct hgc_llvm_gen *g, const struct hgc_tir_stmt *s)
 		p = LLVMBuildBitCast(g->b, p, LLVMPointerType(LLVMTypeOf(v), 0), "");
 	st = LLVMBuildStore(g->b, v, p);
 	LLVMSetAlignment(st, (unsigned)hgc_llvm_elem_size(t->elem));
+	hgc_llvm_alias_tag(g, st, t);
 }
 
 /* A local tensor: a 64-byte aligned stack array when small and static, else scratch. */
