@@ -254,6 +254,12 @@ static void measure_peaks(int reps)
 			       i == PK_VNNI || i == PK_MADDWD ? "OP" : "FLOP");
 }
 
+/* The peak loop's stand-in where the CPU lacks its instruction. */
+static void no_peak(void *arg)
+{
+	(void)arg;
+}
+
 /* One benchmarked brgemm: its data and how many calls make one timing. */
 struct run {
 	enum hgc_rt_kind kind;
@@ -363,15 +369,21 @@ static struct frac bench_shape(enum hgc_rt_kind kind, int64_t M, int64_t N, int6
 	run_alloc(&r);
 	t = median_time(run_calls, &r, 3);
 	r.calls = t > 0 ? (int)(KERNEL_SECONDS / t) + 1 : 1;
-	median_pair(run_calls, &r, peak_fn[pk], NULL, reps, &t, &tp, &bt, &btp);
+	/* a CPU without AVX2 has no peak loop to compare the generic kernel with */
+	median_pair(run_calls, &r, peak_avail(pk) ? peak_fn[pk] : no_peak, NULL, reps, &t, &tp,
+		    &bt, &btp);
 	rate = ops * r.calls / t;
-	f.med = rate / (peak_ops[pk] / tp);
-	f.best = ops * r.calls / bt / (peak_ops[pk] / btp);
+	f.med = peak_avail(pk) ? rate / (peak_ops[pk] / tp) : 0;
+	f.best = peak_avail(pk) ? ops * r.calls / bt / (peak_ops[pk] / btp) : 0;
 	snprintf(shape, sizeof(shape), "%lldx%lldx%lld bs%lld", (long long)M, (long long)N,
 		 (long long)K, (long long)bs);
-	printf("%-8s %-14s %-20s %9.1f %7.3f %6.3f  %s\n", kname[kind],
+	printf("%-8s %-14s %-20s %9.1f ", kname[kind],
 	       narrow_b && kind == HGC_RT_U8S8 ? "(B in +-64)" : hgc_rt_kernel_name(kind),
-	       shape, rate * 1e-9, f.med, f.best, peak_names[pk]);
+	       shape, rate * 1e-9);
+	if (peak_avail(pk))
+		printf("%7.3f %6.3f  %s\n", f.med, f.best, peak_names[pk]);
+	else
+		printf("%7s %6s  (no %s)\n", "-", "-", peak_names[pk]);
 	run_free(&r);
 	return f;
 }

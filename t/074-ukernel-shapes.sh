@@ -19,7 +19,7 @@ uk() {
 uk 3 13x40x20/3 u8s8:9x24x8/2 bf16:5x16x6/1
 is_rc 0 "ukernel 3 with three shapes runs"
 like out '^peak per core, median of 3:$' "the peaks come first"
-like out '^f32 +[a-z0-9-]+ +13x40x20 bs3 +[0-9.]+ +[0-9.]+ +[0-9.]+  [a-z0-9 +]+$' \
+like out '^f32 +[a-z0-9-]+ +13x40x20 bs3 +[0-9.]+ +([0-9.]+ +[0-9.]+  [a-z0-9 +]+|- +-  \(no [a-z0-9 +]+\))$' \
 	"the f32 row: GFLOP/s, of peak, best, the peak's instruction"
 like out '^u8s8s32 +[a-z0-9-]+ +9x24x8 bs2 +[0-9.]+ ' "the u8s8: prefix gives the int8 kernel"
 like out '^bf16 +[a-z0-9-]+ +5x16x6 bs1 +[0-9.]+ ' "the bf16: prefix gives the bf16 kernel"
