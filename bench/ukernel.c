@@ -363,24 +363,25 @@ static struct frac bench_shape(enum hgc_rt_kind kind, int64_t M, int64_t N, int6
 	struct run r = {kind, M, N, K, bs, NULL, NULL, NULL, 1};
 	double ops = 2.0 * (double)(M * N * K * bs), t, tp, bt, btp, rate;
 	enum peak pk = kernel_peak(kind);
+	/* a CPU without AVX2 has no peak loop to compare the generic kernel with */
+	int have_peak = peak_avail(pk);
 	struct frac f;
 	char shape[64];
 
 	run_alloc(&r);
 	t = median_time(run_calls, &r, 3);
 	r.calls = t > 0 ? (int)(KERNEL_SECONDS / t) + 1 : 1;
-	/* a CPU without AVX2 has no peak loop to compare the generic kernel with */
-	median_pair(run_calls, &r, peak_avail(pk) ? peak_fn[pk] : no_peak, NULL, reps, &t, &tp,
-		    &bt, &btp);
+	median_pair(run_calls, &r, have_peak ? peak_fn[pk] : no_peak, NULL, reps, &t, &tp, &bt,
+		    &btp);
 	rate = ops * r.calls / t;
-	f.med = peak_avail(pk) ? rate / (peak_ops[pk] / tp) : 0;
-	f.best = peak_avail(pk) ? ops * r.calls / bt / (peak_ops[pk] / btp) : 0;
+	f.med = have_peak ? rate / (peak_ops[pk] / tp) : 0;
+	f.best = have_peak ? ops * r.calls / bt / (peak_ops[pk] / btp) : 0;
 	snprintf(shape, sizeof(shape), "%lldx%lldx%lld bs%lld", (long long)M, (long long)N,
 		 (long long)K, (long long)bs);
 	printf("%-8s %-14s %-20s %9.1f ", kname[kind],
 	       narrow_b && kind == HGC_RT_U8S8 ? "(B in +-64)" : hgc_rt_kernel_name(kind),
 	       shape, rate * 1e-9);
-	if (peak_avail(pk))
+	if (have_peak)
 		printf("%7.3f %6.3f  %s\n", f.med, f.best, peak_names[pk]);
 	else
 		printf("%7s %6s  (no %s)\n", "-", "-", peak_names[pk]);

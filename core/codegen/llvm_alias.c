@@ -38,8 +38,9 @@ static LLVMMetadataRef self_node(LLVMContextRef ctx, LLVMMetadataRef *ops, int n
 	return node;
 }
 
-/* What the module's tensors are, by id. */
-enum kind { K_UNSEEN, K_PARAM, K_OWN };
+/* What the module's tensors are, by id: an object of its own, or possibly
+   shared with another (parameters, and any tensor not seen defined). */
+enum kind { K_SHARED, K_OWN };
 
 /* Visitor: a local tensor is an object of its own. */
 static void local_seen(struct hgc_tir_visitor *v, struct hgc_tir_stmt *s)
@@ -51,7 +52,7 @@ static void local_seen(struct hgc_tir_visitor *v, struct hgc_tir_stmt *s)
 		kind[s->u.tensor->id] = K_OWN;
 }
 
-/* Each tensor id's kind: constants and locals K_OWN, parameters K_PARAM (a
+/* Each tensor id's kind: constants and locals K_OWN, parameters K_SHARED (a
    parameter of one function wins over a local of another: the tensor is
    reached through an argument there). */
 static enum kind *kinds(const struct hgc_tir_module *m)
@@ -68,7 +69,7 @@ static enum kind *kinds(const struct hgc_tir_module *m)
 
 		for (int k = 0; k < f->nparams; k++)
 			if (f->params[k].tensor)
-				kind[f->params[k].tensor->id] = K_PARAM;
+				kind[f->params[k].tensor->id] = K_SHARED;
 	}
 	return kind;
 }
