@@ -81,20 +81,55 @@ static void empty_sum(const struct hgc_rt_call *c)
 		memset((char *)c->C + m * c->ldc * 4, 0, (size_t)c->N * 4);
 }
 
+/* The post-ops on a block of C (runtime_int.h). */
+void hgc_rt_post(const struct hgc_rt_call *c, int64_t m0, int64_t rows, int64_t n0, int64_t cols)
+{
+	const float *bias = c->bias ? c->bias + n0 : NULL;
+	int64_t i, j;
+
+	for (i = 0; i < rows; i++) {
+		float *p = (float *)c->C + (m0 + i) * c->ldc + n0;
+
+		for (j = 0; j < cols; j++) {
+			float v = bias ? p[j] + bias[j] : p[j];
+
+			p[j] = c->relu && v < 0 ? 0.0f : v;
+		}
+	}
+}
+
+/* Whether kernel k applies a call's post-ops itself: the tile kernels do,
+   each tile right after its sums (brgemm_tile.inc), while it is in
+   registers or in L1. */
+static int post_in_kernel(hgc_rt_kernel_fn *k)
+{
+	return k == hgc_rt_f32_avx512 || k == hgc_rt_f32_avx2;
+}
+
 /* Check a call, do its trivial cases and run the rest with the kernel in use. */
 static void dispatch(enum hgc_rt_kind kind, const struct hgc_rt_call *c)
 {
+	hgc_rt_kernel_fn *k;
+	int post = c->bias || c->relu;
+
 	if (c->M <= 0 || c->N <= 0)
 		return;
 	if (c->K < 0 || c->K % kgroup[kind])
 		bad_call(kind, "K must be a multiple of the packing (pad with zeros), got", c->K);
 	if (c->beta != 0 && c->beta != 1)
 		bad_call(kind, "beta must be 0 or 1, got", c->beta);
+	if (post && kind != HGC_RT_F32)
+		bad_call(kind, "post-ops are for f32 calls only; relu", c->relu);
 	if (c->bs <= 0 || c->K == 0) {
 		empty_sum(c);
-		return;
+	} else {
+		k = hgc_rt_kernel(kind);
+		k(c);
+		if (post_in_kernel(k))
+			return;
 	}
-	hgc_rt_kernel(kind)(c);
+	if (post)
+		hgc_rt_post(c, 0, c->M, 0, c->N);
 }
 
 /* The stride forms: address arrays a chunk of the batch at a time, accumulating after the first. */
@@ -129,7 +164,18 @@ void hgc_brgemm_f32(const float *const *A, const float *const *B, float *C, int6
 		    int beta)
 {
 	struct hgc_rt_call c = {(const void *const *)A, (const void *const *)B, C, bs, M, N, K,
-				lda, ldb, ldc, beta, NULL, 0};
+				lda, ldb, ldc, beta, NULL, 0, NULL, 0};
+
+	dispatch(HGC_RT_F32, &c);
+}
+
+/* f32 brgemm over address arrays, then the post-ops (runtime.h). */
+void hgc_brgemm_f32_post(const float *const *A, const float *const *B, float *C, int64_t bs,
+			 int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc,
+			 int beta, const float *bias, int relu)
+{
+	struct hgc_rt_call c = {(const void *const *)A, (const void *const *)B, C, bs, M, N, K,
+				lda, ldb, ldc, beta, NULL, 0, bias, relu != 0};
 
 	dispatch(HGC_RT_F32, &c);
 }
@@ -139,7 +185,7 @@ void hgc_brgemm_f32_strd(const float *A, const float *B, float *C, int64_t bs,
 			 int64_t stride_a, int64_t stride_b, int64_t M, int64_t N, int64_t K,
 			 int64_t lda, int64_t ldb, int64_t ldc, int beta)
 {
-	struct hgc_rt_call c = {NULL, NULL, C, bs, M, N, K, lda, ldb, ldc, beta, NULL, 0};
+	struct hgc_rt_call c = {NULL, NULL, C, bs, M, N, K, lda, ldb, ldc, beta, NULL, 0, NULL, 0};
 
 	dispatch_strd(HGC_RT_F32, A, B, stride_a, stride_b, &c);
 }
@@ -150,7 +196,7 @@ void hgc_brgemm_u8s8s32(const uint8_t *const *A, const int8_t *const *B, int32_t
 			int64_t ldc, int beta)
 {
 	struct hgc_rt_call c = {(const void *const *)A, (const void *const *)B, C, bs, M, N, K,
-				lda, ldb, ldc, beta, NULL, 0};
+				lda, ldb, ldc, beta, NULL, 0, NULL, 0};
 
 	dispatch(HGC_RT_U8S8, &c);
 }
@@ -160,7 +206,7 @@ void hgc_brgemm_u8s8s32_strd(const uint8_t *A, const int8_t *B, int32_t *C, int6
 			     int64_t stride_a, int64_t stride_b, int64_t M, int64_t N,
 			     int64_t K, int64_t lda, int64_t ldb, int64_t ldc, int beta)
 {
-	struct hgc_rt_call c = {NULL, NULL, C, bs, M, N, K, lda, ldb, ldc, beta, NULL, 0};
+	struct hgc_rt_call c = {NULL, NULL, C, bs, M, N, K, lda, ldb, ldc, beta, NULL, 0, NULL, 0};
 
 	dispatch_strd(HGC_RT_U8S8, A, B, stride_a, stride_b, &c);
 }
@@ -171,7 +217,7 @@ void hgc_brgemm_bf16(const uint16_t *const *A, const uint16_t *const *B, float *
 		     int beta)
 {
 	struct hgc_rt_call c = {(const void *const *)A, (const void *const *)B, C, bs, M, N, K,
-				lda, ldb, ldc, beta, NULL, 0};
+				lda, ldb, ldc, beta, NULL, 0, NULL, 0};
 
 	dispatch(HGC_RT_BF16, &c);
 }
@@ -181,7 +227,7 @@ void hgc_brgemm_bf16_strd(const uint16_t *A, const uint16_t *B, float *C, int64_
 			  int64_t stride_a, int64_t stride_b, int64_t M, int64_t N, int64_t K,
 			  int64_t lda, int64_t ldb, int64_t ldc, int beta)
 {
-	struct hgc_rt_call c = {NULL, NULL, C, bs, M, N, K, lda, ldb, ldc, beta, NULL, 0};
+	struct hgc_rt_call c = {NULL, NULL, C, bs, M, N, K, lda, ldb, ldc, beta, NULL, 0, NULL, 0};
 
 	dispatch_strd(HGC_RT_BF16, A, B, stride_a, stride_b, &c);
 }

@@ -455,7 +455,8 @@ static void widen_run(const struct hgc_rt_call *c, const struct widen *w, uint32
 	const void *pa[CONV_BATCH], *pb[CONV_BATCH];
 	int64_t b, m0, k = k0 * w->kdiv, rows = k / w->pack;
 	uint32_t *abuf = buf + nb * c->N * kw;
-	struct hgc_rt_call s = {pa, pb, c->C, nb, c->M, c->N, kw, kw, c->N, c->ldc, beta, NULL, 0};
+	struct hgc_rt_call s = {pa, pb, c->C, nb, c->M, c->N, kw, kw, c->N, c->ldc, beta, NULL, 0,
+				  NULL, 0};
 
 	for (b = 0; b < nb; b++) {
 		uint32_t *bb = buf + b * c->N * kw;
@@ -614,7 +615,7 @@ static int ubs_first_rows(const struct hgc_rt_call *c, int nr, int64_t r0, int64
 		}
 		widen_part(c, r0, v0 * VL);
 		c = &(struct hgc_rt_call){c->A, c->B, c->C, c->bs, r0, c->N, c->K, c->lda,
-					  c->ldb, c->ldc, c->beta, NULL, 0};
+					  c->ldb, c->ldc, c->beta, NULL, 0, NULL, 0};
 		widen_part(c, 0, v * VL);
 		return 0;
 	}

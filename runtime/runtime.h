@@ -37,6 +37,12 @@ enum hgc_isa hgc_rt_set_isa(enum hgc_isa isa);
 void hgc_brgemm_f32(const float *const *A, const float *const *B, float *C, int64_t bs,
 		    int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc,
 		    int beta);
+/* The f32 call, then its post-ops on the whole result: C[m][n] + bias[n]
+   (bias NULL: none), then max(x, 0) if relu (a NaN stays).  For the
+   call that completes C's sums: a fused MatMul's bias and ReLU. */
+void hgc_brgemm_f32_post(const float *const *A, const float *const *B, float *C, int64_t bs,
+			 int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc,
+			 int beta, const float *bias, int relu);
 void hgc_brgemm_f32_strd(const float *A, const float *B, float *C, int64_t bs,
 			 int64_t stride_a, int64_t stride_b, int64_t M, int64_t N, int64_t K,
 			 int64_t lda, int64_t ldb, int64_t ldc, int beta);

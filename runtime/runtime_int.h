@@ -36,7 +36,19 @@ struct hgc_rt_call {
 	   far on the next tile starts; NULL: nowhere.  Callers leave them 0. */
 	const char *pf_b;
 	int64_t pf_chunk;
+	/* Post-ops on the call's result (f32 only; hgc_brgemm_f32_post): bias[n]
+	   added to column n (NULL: none), then max(x, 0) where relu. */
+	const float *bias;
+	int relu;
 };
+
+/*
+ * The post-ops of an f32 call on rows [m0, m0 + rows) and columns [n0, n0 +
+ * cols) of C, after their sums are complete: C + bias[n] (one rounding, as
+ * a separate add), then x < 0 ? 0 : x (a NaN stays, -0 stays).  The kernels
+ * that keep the post-ops in registers (the asm tiles) compute the same.
+ */
+void hgc_rt_post(const struct hgc_rt_call *c, int64_t m0, int64_t rows, int64_t n0, int64_t cols);
 
 /* A microkernel: runs one whole call for one kind. */
 typedef void hgc_rt_kernel_fn(const struct hgc_rt_call *c);

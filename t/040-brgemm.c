@@ -666,8 +666,60 @@ static void test_amx_config(void)
 }
 
 /* Every kernel test at the ISA in use. */
+/*
+ * f32 post-ops (hgc_brgemm_f32_post): bias, ReLU and both over the shape
+ * sweep and the strips, each against the reference's sum, + bias, then
+ * the clamp; the asm tiles apply them in registers, the others after each
+ * tile, the generic kernel after the call.
+ */
+static void test_post(const char *isa)
+{
+	static const enum form forms[] = {FORM_ARRAY};
+	static const char *const what[4] = {"", "bias", "ReLU", "bias and ReLU"};
+	char err[400] = "";
+	int mode, fails;
+
+	for (mode = POST_BIAS; mode <= (POST_BIAS | POST_RELU); mode++) {
+		post_mode = mode;
+		fails = sweep(HGC_RT_F32, forms, 1, NULL, 0, 1, err, sizeof(err));
+		fails += strip_cases(HGC_RT_F32, FORM_ARRAY, NULL, err, sizeof(err));
+		post_mode = 0;
+		if (!ok(fails == 0, "%s f32 post-ops, %s: the 128 shapes and the strips", isa,
+			what[mode]))
+			diag("%d failed; first: %s", fails, err);
+	}
+}
+
+/*
+ * ReLU keeps a NaN and -0 (x < 0 ? 0 : x, as the interpreter computes it)
+ * and bias is one add after the sum: C = [NaN, -0, -1, 2, ...] accumulated
+ * with A = -0 and B = 0 (sums of -0, so that -0 stays -0), in a 6x4 asm tile (64 columns), a 16x1 C tile (16 columns)
+ * and whatever the ISA in use runs.
+ */
+static void test_post_edges(const char *isa)
+{
+	enum { M = 6, N = 64 };
+	static float C[M * N], A[M], B[N];
+	const float *pa[1] = {A}, *pb[1] = {B};
+	int n, bad = 0, i;
+
+	for (i = 0; i < M; i++)
+		A[i] = -0.0f;
+	for (n = 16; n <= N; n += N - 16) {
+		for (i = 0; i < M * n; i++)
+			C[i] = i % 4 == 0 ? NAN : i % 4 == 1 ? -0.0f : i % 4 == 2 ? -1.0f : 2.0f;
+		hgc_brgemm_f32_post(pa, pb, C, 1, M, n, 1, 1, n, n, 1, NULL, 1);
+		for (i = 0; i < M * n; i++)
+			bad += i % 4 == 0 ? !isnan(C[i]) : i % 4 == 1 ? C[i] != 0 || !signbit(C[i]) :
+			       i % 4 == 2 ? C[i] != 0 || signbit(C[i]) : C[i] != 2.0f;
+	}
+	ok(bad == 0, "%s ReLU post-op: NaN and -0 stay, -1 -> 0, 2 stays (%d wrong)", isa, bad);
+}
+
 static void test_isa(const char *name)
 {
+	test_post(name);
+	test_post_edges(name);
 	test_sweep(name);
 	test_strips(name);
 	test_short_rows(name);

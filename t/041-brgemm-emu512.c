@@ -73,5 +73,12 @@ int main(void)
 		if (!ok(fails == 0, "emulated avx512 %s: strips of column blocks", names[k]))
 			diag("%d failed; first: %s", fails, err);
 	}
+	/* the C tiles' post-ops (each tile after its store), in the call given */
+	post_mode = POST_BIAS | POST_RELU;
+	fails = sweep(HGC_RT_F32, direct, 1, kern[0], 0, 1, err, sizeof(err));
+	fails += strip_cases(HGC_RT_F32, FORM_DIRECT, kern[0], err, sizeof(err));
+	post_mode = 0;
+	if (!ok(fails == 0, "emulated avx512 f32 with bias and ReLU: the shapes and the strips"))
+		diag("%d failed; first: %s", fails, err);
 	return done_testing();
 }

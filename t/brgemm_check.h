@@ -100,6 +100,11 @@ static double b_val(const struct bcase *c, const void *B, int64_t ldb, int64_t k
 /* When above 0: int8 B values in [-b_range, b_range] instead of any s8 (the AVX2 vpmaddubsw path). */
 static int b_range;
 
+/* f32 cases' post-ops (hgc_brgemm_f32_post): POST_BIAS adds a random
+   bias per column, POST_RELU clamps below at 0; 0: a plain call. */
+enum { POST_BIAS = 1, POST_RELU = 2 };
+static int post_mode;
+
 /* Store a random value (or zero) into element i of a buffer of the case's A or B type. */
 static void put_val(const struct bcase *c, void *p, int64_t i, int is_b, int zero, uint32_t *s)
 {
@@ -146,12 +151,18 @@ static void fill_ab(const struct bcase *c, void *A, void *B, int64_t Kp, int64_t
 /* Run c's kernel (direct: the internal kernel for FORM_DIRECT) on A, B, C. */
 static void call_kernel(const struct bcase *c, hgc_rt_kernel_fn *direct, const void **pa,
 			const void **pb, const void *base_a, const void *base_b, int64_t sa,
-			int64_t sb, void *C, int64_t Kp, int64_t lda, int64_t ldb, int64_t ldc)
+			int64_t sb, void *C, int64_t Kp, int64_t lda, int64_t ldb, int64_t ldc,
+			const float *bias)
 {
-	struct hgc_rt_call call = {pa, pb, C, c->bs, c->M, c->N, Kp, lda, ldb, ldc, c->beta, NULL, 0};
+	int relu = c->kind == HGC_RT_F32 && (post_mode & POST_RELU);
+	struct hgc_rt_call call = {pa, pb, C, c->bs, c->M, c->N, Kp, lda, ldb, ldc, c->beta, NULL, 0,
+				   bias, relu};
 
 	if (c->form == FORM_DIRECT)
 		direct(&call);
+	else if (c->kind == HGC_RT_F32 && (bias || relu))
+		hgc_brgemm_f32_post((const float *const *)pa, (const float *const *)pb, C, c->bs,
+				    c->M, c->N, Kp, lda, ldb, ldc, c->beta, bias, relu);
 	else if (c->form == FORM_ARRAY && c->kind == HGC_RT_F32)
 		hgc_brgemm_f32((const float *const *)pa, (const float *const *)pb, C, c->bs, c->M,
 			       c->N, Kp, lda, ldb, ldc, c->beta);
@@ -178,7 +189,8 @@ static void call_kernel(const struct bcase *c, hgc_rt_kernel_fn *direct, const v
  * the first failure into err and returns -1.
  */
 static int check_c(const struct bcase *c, const void *C, const void *C0, int64_t ldc,
-		   const void **pa, const void **pb, int64_t lda, int64_t ldb, char *err, size_t n)
+		   const void **pa, const void **pb, int64_t lda, int64_t ldb, const float *bias,
+		   char *err, size_t n)
 {
 	int64_t m, j, k, b;
 
@@ -221,6 +233,12 @@ static int check_c(const struct bcase *c, const void *C, const void *C0, int64_t
 					ref += i0;
 					mag += fabs(i0);
 				}
+				if (bias) {
+					ref += bias[j];
+					mag += fabs(bias[j]);
+				}
+				if ((post_mode & POST_RELU) && ref < 0)
+					ref = 0;
 				if (!(fabs(g - ref) <= 2e-5 * mag + 1e-6)) {
 					snprintf(err, n, "C[%lld][%lld] = %.9g, want %.9g",
 						 (long long)m, (long long)j, g, ref);
@@ -276,6 +294,7 @@ static int run_case(const struct bcase *c, hgc_rt_kernel_fn *direct, char *err, 
 	char *base_a = NULL, *base_b = NULL;
 	void *C = malloc((size_t)(c_el + C_GUARD) * 4), *C0 = malloc((size_t)c_el * 4);
 	uint32_t s = c->seed | 1;
+	float *bias = NULL;
 	int rc;
 
 	if (c->form == FORM_STRD) {
@@ -299,8 +318,14 @@ static int run_case(const struct bcase *c, hgc_rt_kernel_fn *direct, char *err, 
 	fill_c(c, C, ldc, &s);
 	fill_gap((char *)C + c_el * 4, C_GUARD * 4, GAP_C);
 	memcpy(C0, C, (size_t)c_el * 4);
-	call_kernel(c, direct, pa, pb, base_a, base_b, sa, sb, C, Kp, lda, ldb, ldc);
-	rc = check_c(c, C, C0, ldc, pa, pb, lda, ldb, err, n);
+	if (c->kind == HGC_RT_F32 && (post_mode & POST_BIAS)) {
+		bias = malloc((size_t)c->N * 4);	/* exact: ASan sees a read past it */
+		for (b = 0; b < c->N; b++)
+			bias[b] = rnd_f(&s);
+	}
+	call_kernel(c, direct, pa, pb, base_a, base_b, sa, sb, C, Kp, lda, ldb, ldc, bias);
+	rc = check_c(c, C, C0, ldc, pa, pb, lda, ldb, bias, err, n);
+	free(bias);
 	if (!rc && !gap_kept((char *)C + c_el * 4, C_GUARD * 4, GAP_C)) {
 		snprintf(err, n, "stored past C's last element");
 		rc = -1;
