@@ -222,14 +222,28 @@ static void test_output(const struct hgc_spec *sp, const struct hgc_spec *reader
 {
 	static const struct hgc_tmpl_rule reuse_off = { "pass", "buffer_reuse", "off",
 							{ NULL, 0, 0 } };
+	static const struct hgc_tmpl_rule fold_off = { "pass", "fold_post", "off",
+						       { NULL, 0, 0 } };
 	char *plan, *s = lower(sp, 1, NULL, &plan);
 
-	ok(dc_has(plan, "post-ops at post_block: bias ReLU"),
-	   "k13_out: bias and ReLU at the block anchor (the thread's 1 MiB leaves L2)");
+	ok(dc_has(plan, "post-ops at post_block: bias ReLU") &&
+	   dc_has(plan, "post_block(ws=8192 calls=32 into the call cost=0)"),
+	   "k13_out: bias and ReLU at the block anchor, rated as folded into the call");
+	ok(dc_has(s, "brgemm_post(&a_addr[0], &b_addr[0], &y[") && !strstr(s, "tensor h:"),
+	   "k13_out: the MatMul writes the output y, no buffer for h");
+	ok(dc_has(s, "&b[nb * 64 + 0 : 64], true);") && !strstr(s, "for (row"),
+	   "k13_out: bias and ReLU fold into the call (its bias row, relu true), no loop left");
+	free(s);
+	free(plan);
+	s = lower(sp, 1, &fold_off, &plan);
+	ok(dc_has(plan, "post-ops at post_block: bias ReLU") &&
+	   !dc_has(plan, "into the call"),
+	   "k13_out, fold_post off: bias and ReLU at the block anchor (the thread's 1 MiB leaves L2)");
 	ok(dc_has(s, "brgemm(&a_addr[0], &b_addr[0], &y[") && !strstr(s, "tensor h:"),
-	      "k13_out: the MatMul writes the output y, no buffer for h");
-	is_int(dc_count(s, "for (row"), 1, "k13_out: bias and ReLU are one loop over the block's rows");
-	is_int(dc_count(s, "b[nb * 64 + j]"), 1, "k13_out: the bias is read in that loop only");
+	   "k13_out, fold_post off: the MatMul writes the output y, no buffer for h");
+	is_int(dc_count(s, "for (row"), 1,
+	       "k13_out, fold_post off: bias and ReLU are one loop over the block's rows");
+	is_int(dc_count(s, "b[nb * 64 + j]"), 1, "k13_out, fold_post off: the bias is read in that loop only");
 	free(s);
 	free(plan);
 	s = lower(sp, 1, &reuse_off, &plan);

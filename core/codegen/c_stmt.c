@@ -140,7 +140,7 @@ static void arg(struct cemit *c, const struct hgc_tir_expr *e, int i, int prec)
 	hgc_c_expr(c, e->ops[i], prec);
 }
 
-/* brgemm or brgemm_strd: the runtime function of the operand types. */
+/* brgemm, brgemm_strd or brgemm_post: the runtime function of the operand types. */
 static void brgemm(struct cemit *c, const struct hgc_tir_expr *e)
 {
 	static const char *const names[3] = { "f32", "u8s8s32", "bf16" };
@@ -150,7 +150,8 @@ static void brgemm(struct cemit *c, const struct hgc_tir_expr *e)
 	bool strd = e->op == HGC_TIR_I_BRGEMM_STRD;
 	int i;
 
-	fprintf(c->out, "hgc_brgemm_%s%s(", names[k], strd ? "_strd" : "");
+	fprintf(c->out, "hgc_brgemm_%s%s(", names[k],
+		strd ? "_strd" : e->op == HGC_TIR_I_BRGEMM_POST ? "_post" : "");
 	if (!strd)
 		fprintf(c->out, "(const %s *const *)", ta[k]);
 	arg(c, e, 0, 7);
@@ -244,6 +245,7 @@ static void eval(struct cemit *c, const struct hgc_tir_expr *e)
 		switch (e->op) {
 		case HGC_TIR_I_BRGEMM:
 		case HGC_TIR_I_BRGEMM_STRD:
+		case HGC_TIR_I_BRGEMM_POST:
 			brgemm(c, e);
 			return;
 		case HGC_TIR_I_FILL:

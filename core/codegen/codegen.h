@@ -57,6 +57,9 @@ static inline void hgc_codegen_free(struct hgc_compiled *c)
 #define HGC_CODEGEN_C_RUNTIME(X)                                                               \
 	X(hgc_brgemm_f32, "(const float *const *, const float *const *, float *, int64_t, "     \
 			  "int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int)")         \
+	X(hgc_brgemm_f32_post, "(const float *const *, const float *const *, float *, int64_t, " \
+			       "int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int, "     \
+			       "const float *, int)")                                           \
 	X(hgc_brgemm_f32_strd, "(const float *, const float *, float *, int64_t, int64_t, "     \
 			       "int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, " \
 			       "int)")                                                          \

@@ -58,25 +58,27 @@ static void prefer_zmm(struct hgc_llvm_gen *g)
 							  sizeof(val) - 1));
 }
 
-/* brgemm(A, B, C, bs, M, N, K, lda, ldb, ldc, acc) and brgemm_strd(A, B, C, bs,
-   stride_a, stride_b, M, N, K, lda, ldb, ldc, acc). */
+/* brgemm(A, B, C, bs, M, N, K, lda, ldb, ldc, acc), brgemm_strd(A, B, C, bs,
+   stride_a, stride_b, M, N, K, lda, ldb, ldc, acc) and brgemm_post(A, B, C,
+   bs, M, N, K, lda, ldb, ldc, acc, bias, relu). */
 static LLVMValueRef brgemm(struct hgc_llvm_gen *g, const struct hgc_tir_expr *e)
 {
-	static const char *const names[2][3] = {
+	static const char *const names[3][3] = {
 		{ "hgc_brgemm_f32", "hgc_brgemm_u8s8s32", "hgc_brgemm_bf16" },
 		{ "hgc_brgemm_f32_strd", "hgc_brgemm_u8s8s32_strd", "hgc_brgemm_bf16_strd" },
+		{ "hgc_brgemm_f32_post", "", "" },
 	};
 	enum hgc_tir_kind ka = (enum hgc_tir_kind)e->ops[0]->type.kind;
-	bool strd = e->op == HGC_TIR_I_BRGEMM_STRD;
+	bool strd = e->op == HGC_TIR_I_BRGEMM_STRD, post = e->op == HGC_TIR_I_BRGEMM_POST;
 	LLVMValueRef args[13];
 	LLVMTypeRef types[13];
 	int i, k = ka == HGC_TIR_U8 ? 1 : ka == HGC_TIR_BF16 ? 2 : 0, size;
 
 	for (i = 0; i < e->nops && i < 13; i++) {
 		args[i] = hgc_llvm_expr(g, e->ops[i]);
-		if (i < 3) {
+		if (i < 3 || (post && i == 11)) {
 			args[i] = LLVMBuildBitCast(g->b, args[i], g->t.i8p, "");
-		} else if (i == e->nops - 1) {
+		} else if (i == e->nops - 1 || (post && i == 10)) {
 			args[i] = LLVMBuildZExt(g->b, args[i], g->t.i32, "");
 		} else if (strd && (i == 4 || i == 5)) {
 			size = hgc_tir_kind_size((enum hgc_tir_kind)e->ops[i - 4]->type.kind);
@@ -85,7 +87,7 @@ static LLVMValueRef brgemm(struct hgc_llvm_gen *g, const struct hgc_tir_expr *e)
 		types[i] = LLVMTypeOf(args[i]);
 	}
 	prefer_zmm(g);
-	return hgc_llvm_call_extern(g, names[strd][k], g->t.v, types, args, i);
+	return hgc_llvm_call_extern(g, names[post ? 2 : strd][k], g->t.v, types, args, i);
 }
 
 /* The element type behind pointer operand i of e. */
@@ -481,6 +483,7 @@ LLVMValueRef hgc_llvm_intrin(struct hgc_llvm_gen *g, const struct hgc_tir_expr *
 	switch (e->op) {
 	case HGC_TIR_I_BRGEMM:
 	case HGC_TIR_I_BRGEMM_STRD:
+	case HGC_TIR_I_BRGEMM_POST:
 		return brgemm(g, e);
 	case HGC_TIR_I_FILL:
 		fill(g, e);

@@ -22,6 +22,7 @@
    link keeps them and no -rdynamic is needed. */
 #define RUNTIME_SYMBOLS(X)         \
 	X(hgc_brgemm_f32)          \
+	X(hgc_brgemm_f32_post)     \
 	X(hgc_brgemm_f32_strd)     \
 	X(hgc_brgemm_u8s8s32)      \
 	X(hgc_brgemm_u8s8s32_strd) \

@@ -15,6 +15,7 @@
 #include "fused_int.h"
 #include "runtime/runtime.h"
 #include "../../heuristics/heuristics.h"
+#include "../tir/passes/tir_passes.h"
 
 #include <omp.h>
 #include <stdlib.h>
@@ -650,11 +651,41 @@ static int lower_rows(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
 	return 0;
 }
 
+/*
+ * Whether fold_post (core/tir/passes/postfold.c) will likely fold the
+ * members at anchor point p into the brgemm call before it: an f32 bias
+ * add and at most a ReLU after it, right after a call that completes the
+ * block's sums.  Their cost there is nothing but a few vector operations
+ * per register tile, so such an anchor wins (post_block over post_row:
+ * no pass over the block at all).  A guess from the shapes; the pass
+ * checks the nest it gets, and a nest it does not fold runs as it is.
+ */
+static bool folds(struct hgc_lower_ctx *cx, const struct hgc_tmpl_opts *o,
+		  const struct hgc_fused_op *fo, const struct hgc_tmpl_point *p)
+{
+	const struct hgc_tir_stmt *par = p->parent;
+	const struct hgc_tensor *h = fo->nmembers ? fo->member[0]->out[0] : NULL;
+	int i;
+
+	if (!h || fo->nmembers > 2 || fo->member[0]->kind != HGC_OP_ADD ||
+	    h->dtype != HGC_DT_F32 || hgc_fused_pass_off(o->rules, o->nrules, "fold_post") ||
+	    !par || par->kind != HGC_TIR_S_BLOCK)
+		return false;
+	/* the ReLU in place: the sum is no output and nothing else reads it */
+	if (fo->nmembers == 2 && (fo->member[1]->kind != HGC_OP_RELU || !cx->g ||
+				  hgc_graph_is_output(cx->g, h) ||
+				  !read_only_up_to(cx->g, fo, 1, h)))
+		return false;
+	for (i = 0; i < par->u.block.n && par->u.block.stmts[i] != p->block; i++)
+		;
+	return i > 0 && i < par->u.block.n && hgc_tir_post_site(par->u.block.stmts[i - 1]);
+}
+
 /* The candidate anchor for the members, its box in bx, and the log text of
    every candidate; -1 when none fits (the members then follow the nest). */
-static int pick(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
-		const struct hgc_tmpl_bind *bind, struct hgc_tmpl_inst *inst, struct box *bx,
-		FILE *log)
+static int pick(struct hgc_lower_ctx *cx, const struct hgc_tmpl_opts *o,
+		const struct hgc_fused_op *fo, const struct hgc_tmpl_bind *bind,
+		struct hgc_tmpl_inst *inst, struct box *bx, FILE *log)
 {
 	const struct hgc_tmpl *t = bind->t;
 	int r = t->ninputs, rank = t->operand_rank[r], i, best = -1, nt = 1 + fo->nmembers;
@@ -675,6 +706,10 @@ static int pick(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
 			continue;
 		cost = anchor_cost(&inst->env, i, nt, &ws, &calls);
 		fprintf(log, " %s(ws=%lld calls=%lld", a->name, (long long)ws, (long long)calls);
+		if (folds(cx, o, fo, &inst->points[i])) {
+			cost = 0;
+			fprintf(log, " into the call");
+		}
 		if (!after(&inst->points[i], &inst->points[inst->writeback]))
 			fprintf(log, ": not in the nest after the write-back)");
 		else if (ws * calls != numel ||
@@ -893,7 +928,7 @@ static int lower_fused(struct hgc_lower_ctx *cx, struct fstate *st, const struct
 			fprintf(log, ", %s's StaticTranspose folded into its packing", i ? "B" : "A");
 	fprintf(log, ", write-back at %s; candidates:",
 		inst.writeback >= 0 ? bind.t->anchors[inst.writeback].name : "the end");
-	at = pick(cx, fo, &bind, &inst, &bx, log);
+	at = pick(cx, st->o, fo, &bind, &inst, &bx, log);
 	fprintf(log, "; post-ops at %s:", at >= 0 ? bind.t->anchors[at].name : "the end");
 	for (i = 0; i < fo->nmembers; i++)
 		fprintf(log, " %s", b && fo->member[i] == &b->add ? "bias" :

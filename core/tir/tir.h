@@ -76,7 +76,10 @@ enum hgc_tir_unop {
 /*
  * Intrinsics: X(enum suffix, name, argument count).  brgemm takes arrays of
  * A and B block addresses; brgemm_strd one base each and element strides;
- * both end with "accumulate" (false: C is overwritten).  fill, copy and
+ * both end with "accumulate" (false: C is overwritten).  brgemm_post is an
+ * f32 brgemm followed by two more: a bias pointer (N floats added to C's
+ * columns once its sums are complete) and a bool "relu" (then max(x, 0)):
+ * the fold_post pass makes it from a brgemm and the loop nest after it.  fill, copy and
  * copy2d are the data movement templates need; then math and thread
  * queries; lanes_* fold the n partial results of a split reduction stored
  * at p (p[v] with p[v + n/2], then with p[v + n/4], ...: a tree both
@@ -86,6 +89,7 @@ enum hgc_tir_unop {
 #define HGC_TIR_INTRIN_LIST(X)              \
 	X(BRGEMM, "brgemm", 11)             \
 	X(BRGEMM_STRD, "brgemm_strd", 13)   \
+	X(BRGEMM_POST, "brgemm_post", 13)   \
 	X(FILL, "fill", 3)                  \
 	X(COPY, "copy", 3)                  \
 	X(COPY2D, "copy2d", 6)              \

@@ -164,6 +164,21 @@ static bool check_brgemm(struct vctx *v, const struct hgc_tir_expr *e, int depth
 	return good;
 }
 
+/* brgemm_post: brgemm's 11 arguments on f32, a ptr<f32> bias, a bool relu. */
+static bool check_brgemm_post(struct vctx *v, const struct hgc_tir_expr *e)
+{
+	struct hgc_tir_expr head = *e;
+	bool good;
+
+	head.nops = 11;
+	good = check_brgemm(v, &head, 2);
+	good &= arg_is(v, e, 0, ptr_to(e->ops[0]->type, 2, HGC_TIR_F32), "ptr<ptr<f32>>");
+	good &= arg_is(v, e, 11, ptr_to(e->ops[11]->type, 1, HGC_TIR_F32), "ptr<f32>");
+	good &= arg_is(v, e, 12, hgc_tir_type_eq(e->ops[12]->type, hgc_tir_ty(HGC_TIR_BOOL)),
+		       "bool");
+	return good;
+}
+
 /* fill(dst, value, n), copy(dst, src, n), copy2d(dst, src, rows, cols, ldd, lds). */
 static bool check_move(struct vctx *v, const struct hgc_tir_expr *e)
 {
@@ -225,6 +240,8 @@ static bool check_intrin(struct vctx *v, const struct hgc_tir_expr *e)
 		return check_brgemm(v, e, 2);
 	case HGC_TIR_I_BRGEMM_STRD:
 		return check_brgemm(v, e, 1);
+	case HGC_TIR_I_BRGEMM_POST:
+		return check_brgemm_post(v, e);
 	case HGC_TIR_I_FILL:
 	case HGC_TIR_I_COPY:
 	case HGC_TIR_I_COPY2D:

@@ -4,7 +4,7 @@
  * order:
  *
  *     copy_forward -> parallel_merge -> (tensor_shrink of small slices) -> buffer_reuse
- *       -> tensor_shrink -> index_flatten
+ *       -> tensor_shrink -> index_flatten -> loop_fuse -> copy_loops -> fold_post
  *
  * Each pass can be switched off by name (a config's `pass NAME = off;`),
  * and the module is verified after each (always after the last).  The
@@ -36,7 +36,9 @@
 	X(LOOP_FUSE, "loop_fuse", hgc_tir_pass_loop_fuse,                                 \
 	  "neighbouring loop nests over the same ranges, elementwise, into one")            \
 	X(COPY_LOOPS, "copy_loops", hgc_tir_pass_copy_loops,                              \
-	  "a loop that copies a tensor's elements one by one becomes one copy call")
+	  "a loop that copies a tensor's elements one by one becomes one copy call")       \
+	X(FOLD_POST, "fold_post", hgc_tir_pass_fold_post,                                 \
+	  "a brgemm and the bias (and ReLU) nest on its C block after it into brgemm_post")
 
 enum hgc_tir_pass {
 #define X(e, n, f, what) HGC_TIR_PASS_##e,
@@ -126,6 +128,12 @@ int hgc_tir_pass_loop_fuse(struct hgc_tir_module *m, struct hgc_tir_passes *p,
 /* copyloop.c */
 int hgc_tir_pass_copy_loops(struct hgc_tir_module *m, struct hgc_tir_passes *p,
 			    struct hgc_diag *d);
+/* postfold.c */
+int hgc_tir_pass_fold_post(struct hgc_tir_module *m, struct hgc_tir_passes *p,
+			   struct hgc_diag *d);
+/* Whether s is an f32 brgemm call, or a loop of one trip ending in one:
+   where fold_post folds a bias (and ReLU) nest that follows it. */
+bool hgc_tir_post_site(const struct hgc_tir_stmt *s);
 /* reuse.c */
 int hgc_tir_pass_buffer_reuse(struct hgc_tir_module *m, struct hgc_tir_passes *p,
 			      struct hgc_diag *d);
