@@ -90,6 +90,38 @@ void hgc_tp_vars_release(struct hgc_tp_vars *v)
 	free(v->rel_span);
 }
 
+/* hgc_tp_each_block's state while it walks one function. */
+struct each_block {
+	struct hgc_tir_module *m;
+	struct hgc_tp_vars v;
+	hgc_tp_block_fn *fn;
+	int changes;
+};
+
+/* After a block's statements were visited: fn on it. */
+static void each_block_post(struct hgc_tir_visitor *vis, struct hgc_tir_stmt *b)
+{
+	struct each_block *w = vis->ctx;
+
+	if (b->kind == HGC_TIR_S_BLOCK)
+		w->changes += w->fn(w->m, &w->v, b);
+}
+
+int hgc_tp_each_block(struct hgc_tir_module *m, hgc_tp_block_fn *fn)
+{
+	struct each_block w = { .m = m, .fn = fn };
+	struct hgc_tir_visitor vis = { .stmt_post = each_block_post, .ctx = &w };
+
+	for (size_t i = 0; i < m->funcs.len; i++) {
+		struct hgc_tir_func *f = HGC_VEC_AT(&m->funcs, struct hgc_tir_func *, i);
+
+		hgc_tp_vars_init(&w.v, m, f);
+		hgc_tir_walk_stmt(f->body, &vis);
+		hgc_tp_vars_release(&w.v);
+	}
+	return w.changes;
+}
+
 /* a += c * b; false on overflow or too many terms. */
 static bool aff_add(struct hgc_tp_aff *a, const struct hgc_tp_aff *b, int64_t c)
 {

@@ -237,44 +237,27 @@ static struct hgc_tir_stmt *rewrite(struct hgc_tir_module *m, const struct hgc_t
 	return s;
 }
 
-/* The pass's state while it walks one function. */
-struct walk {
-	struct hgc_tir_module *m;
-	struct hgc_tp_vars v;
-	int changes;
-};
-
-/* After a block's statements were visited: rewrite its copy loops. */
-static void block_post(struct hgc_tir_visitor *vis, struct hgc_tir_stmt *b)
+/* The copy loops among block b's statements, rewritten. */
+static int rewrite_block(struct hgc_tir_module *m, const struct hgc_tp_vars *v,
+			 struct hgc_tir_stmt *b)
 {
-	struct walk *w = vis->ctx;
+	int changes = 0;
 
-	if (b->kind != HGC_TIR_S_BLOCK)
-		return;
 	for (int i = 0; i < b->u.block.n; i++) {
-		struct hgc_tir_stmt *r = rewrite(w->m, &w->v, b->u.block.stmts[i]);
+		struct hgc_tir_stmt *r = rewrite(m, v, b->u.block.stmts[i]);
 
 		if (r) {
 			b->u.block.stmts[i] = r;
-			w->changes++;
+			changes++;
 		}
 	}
+	return changes;
 }
 
 int hgc_tir_pass_copy_loops(struct hgc_tir_module *m, struct hgc_tir_passes *p,
 			    struct hgc_diag *d)
 {
-	struct walk w = { .m = m };
-	struct hgc_tir_visitor vis = { .stmt_post = block_post, .ctx = &w };
-
 	(void)p;
 	(void)d;
-	for (size_t i = 0; i < m->funcs.len; i++) {
-		struct hgc_tir_func *f = HGC_VEC_AT(&m->funcs, struct hgc_tir_func *, i);
-
-		hgc_tp_vars_init(&w.v, m, f);
-		hgc_tir_walk_stmt(f->body, &vis);
-		hgc_tp_vars_release(&w.v);
-	}
-	return w.changes;
+	return hgc_tp_each_block(m, rewrite_block);
 }

@@ -76,6 +76,12 @@ struct hgc_tp_scan {
 /* analysis.c */
 void hgc_tp_vars_init(struct hgc_tp_vars *v, struct hgc_tir_module *m, struct hgc_tir_func *f);
 void hgc_tp_vars_release(struct hgc_tp_vars *v);
+/* A rewrite of one block's statements (its inner blocks done): the changes made. */
+typedef int hgc_tp_block_fn(struct hgc_tir_module *m, const struct hgc_tp_vars *v,
+			    struct hgc_tir_stmt *block);
+/* fn on every block of every function of m, inner blocks first, with the function's
+   variable facts (taken before any rewrite); the sum of what fn returned. */
+int hgc_tp_each_block(struct hgc_tir_module *m, hgc_tp_block_fn *fn);
 /* e in affine form; ok false when it is not affine (or too long). */
 struct hgc_tp_aff hgc_tp_affine(const struct hgc_tp_vars *v, const struct hgc_tir_expr *e);
 /* The coefficient of var in a (0 when absent). */

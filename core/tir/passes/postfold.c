@@ -247,18 +247,10 @@ static bool match_access(const struct hgc_tp_vars *v, const struct hgc_tir_expr 
 	return true;
 }
 
-/* e with variable j read as 0 (a copy). */
-static struct hgc_tir_expr *at_zero(struct hgc_tir_module *m, const struct hgc_tir_expr *e,
-				    const struct hgc_tir_var *j)
+/* The variable in ctx read as 0 (hgc_tir_mutate_expr). */
+static struct hgc_tir_expr *var_to_zero(struct hgc_tir_mutator *mu, struct hgc_tir_expr *e)
 {
-	struct hgc_tir_expr *c;
-
-	if (is_var(e, j))
-		return hgc_tir_idx(m, 0);
-	c = hgc_tir_expr_copy(m, e);
-	for (int i = 0; i < c->nops; i++)
-		c->ops[i] = at_zero(m, e->ops[i], j);
-	return c;
+	return is_var(e, mu->ctx) ? hgc_tir_idx(mu->m, 0) : e;
 }
 
 /* brgemm_post from the call and the matched nest. */
@@ -267,13 +259,14 @@ static struct hgc_tir_expr *post_call(struct hgc_tir_module *m, const struct hgc
 {
 	const struct hgc_tir_expr *bl = n->bias;
 	struct hgc_tir_expr *args[13], *idx[POST_MAX_DIMS];
+	struct hgc_tir_mutator at_j0 = { .expr = var_to_zero, .m = m, .ctx = n->j };
 	int64_t ext[POST_MAX_DIMS];
 	int i;
 
 	for (i = 0; i < 11; i++)
 		args[i] = call->ops[i];
 	for (i = 0; i < bl->nops; i++) {
-		idx[i] = at_zero(m, bl->ops[i], n->j);
+		idx[i] = hgc_tir_mutate_expr(hgc_tir_expr_copy(m, bl->ops[i]), &at_j0);
 		ext[i] = i == bl->nops - 1 ? cols : 1;
 	}
 	args[11] = hgc_tir_addr(m, bl->u.tensor, bl->nops, idx, ext);
@@ -306,37 +299,20 @@ static int fold_at(struct hgc_tir_module *m, const struct hgc_tp_vars *v, struct
 	return 1;
 }
 
-/* The pass's state while it walks one function. */
-struct walk {
-	struct hgc_tir_module *m;
-	struct hgc_tp_vars v;
-	int changes;
-};
-
-/* After a block's statements were visited: fold its call-and-nest pairs. */
-static void block_post(struct hgc_tir_visitor *vis, struct hgc_tir_stmt *b)
+/* The call-and-nest pairs among block b's statements, folded. */
+static int fold_block(struct hgc_tir_module *m, const struct hgc_tp_vars *v,
+		      struct hgc_tir_stmt *b)
 {
-	struct walk *w = vis->ctx;
+	int changes = 0;
 
-	if (b->kind != HGC_TIR_S_BLOCK)
-		return;
 	for (int i = 0; i + 1 < b->u.block.n; i++)
-		w->changes += fold_at(w->m, &w->v, b, i);
+		changes += fold_at(m, v, b, i);
+	return changes;
 }
 
 int hgc_tir_pass_fold_post(struct hgc_tir_module *m, struct hgc_tir_passes *p, struct hgc_diag *d)
 {
-	struct walk w = {.m = m};
-	struct hgc_tir_visitor vis = {.stmt_post = block_post, .ctx = &w};
-
 	(void)p;
 	(void)d;
-	for (size_t i = 0; i < m->funcs.len; i++) {
-		struct hgc_tir_func *f = HGC_VEC_AT(&m->funcs, struct hgc_tir_func *, i);
-
-		hgc_tp_vars_init(&w.v, m, f);
-		hgc_tir_walk_stmt(f->body, &vis);
-		hgc_tp_vars_release(&w.v);
-	}
-	return w.changes;
+	return hgc_tp_each_block(m, fold_block);
 }
