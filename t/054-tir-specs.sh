@@ -18,12 +18,16 @@ export HGC_CACHE=off
 cat >"$T/cfg.hgc" <<'EOF'
 config all_on { }
 config all_off { pass copy_forward = off; pass parallel_merge = off; pass tensor_shrink = off;
-                 pass buffer_reuse = off; pass index_flatten = off; }
+                 pass buffer_reuse = off; pass index_flatten = off; pass loop_fuse = off;
+                 pass copy_loops = off; pass fold_post = off; }
 config no_copy_forward { pass copy_forward = off; }
 config no_parallel_merge { pass parallel_merge = off; }
 config no_tensor_shrink { pass tensor_shrink = off; }
 config no_buffer_reuse { pass buffer_reuse = off; }
 config no_index_flatten { pass index_flatten = off; }
+config no_loop_fuse { pass loop_fuse = off; }
+config no_copy_loops { pass copy_loops = off; }
+config no_fold_post { pass fold_post = off; }
 EOF
 cat >"$T/bad.hgc" <<'EOF'
 config bad { pass tensor_shrinkk = off; }
@@ -43,7 +47,8 @@ run_specs() {
 run_specs all_off spec 100
 dirs="spec/models spec/demo"
 [ -n "$HGC_TEST_LONG" ] && dirs=spec
-for c in no_copy_forward no_parallel_merge no_tensor_shrink no_buffer_reuse no_index_flatten; do
+for c in no_copy_forward no_parallel_merge no_tensor_shrink no_buffer_reuse no_index_flatten \
+	no_loop_fuse no_copy_loops no_fold_post; do
 	run_specs $c "$dirs" 10
 done
 
