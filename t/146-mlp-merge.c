@@ -233,11 +233,13 @@ static void test_output(const struct hgc_spec *sp, const struct hgc_spec *reader
 	   "k13_out: the MatMul writes the output y, no buffer for h");
 	ok(dc_has(s, "&b[nb * 64 + 0 : 64], true);") && !strstr(s, "for (row"),
 	   "k13_out: bias and ReLU fold into the call (its bias row, relu true), no loop left");
+	ok(dc_has(plan, "fold_post: 1 brgemm call(s) apply their bias (and ReLU)"),
+	   "k13_out: the plan says the call took its post-ops");
 	free(s);
 	free(plan);
 	s = lower(sp, 1, &fold_off, &plan);
 	ok(dc_has(plan, "post-ops at post_block: bias ReLU") &&
-	   !dc_has(plan, "into the call"),
+	   !dc_has(plan, "into the call") && !dc_has(plan, "fold_post:"),
 	   "k13_out, fold_post off: bias and ReLU at the block anchor (the thread's 1 MiB leaves L2)");
 	ok(dc_has(s, "brgemm(&a_addr[0], &b_addr[0], &y[") && !strstr(s, "tensor h:"),
 	   "k13_out, fold_post off: the MatMul writes the output y, no buffer for h");

@@ -191,6 +191,15 @@ static int tir_passes(struct hgc_tir_module *m, const struct hgc_driver_opts *o,
 				 (long long)in_place);
 			plan_append(plan, line);
 		}
+		if (p.changes[HGC_TIR_PASS_FOLD_POST]) {
+			char line[160];
+
+			/* the members the fusion log placed at an anchor "into the call" */
+			snprintf(line, sizeof(line), "  fold_post: %d brgemm call(s) apply their "
+				 "bias (and ReLU) to each register tile, no pass over C after them\n",
+				 p.changes[HGC_TIR_PASS_FOLD_POST]);
+			plan_append(plan, line);
+		}
 	}
 	hgc_tir_passes_release(&p);
 	return rc;
