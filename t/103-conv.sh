@@ -156,7 +156,7 @@ spec kw_ncx {
   expect { rtol = 1e-4; atol = 1e-5; }
 }
 SPEC
-test "$("$HGC" explain "$tmp/kwodd.hgc" 2>&1 | grep -c 'template conv_kwrow')" -eq 3
+test "$("$HGC" explain "$tmp/kwodd.hgc" 2>&1 | grep -c 'template conv_kwrow:')" -eq 3
 ok $? "odd, dilated and channels-first small-IC convs take conv_kwrow"
 for be in jit c; do
 	"$HGC" run --backend=$be "$tmp/kw1.hgc" "$tmp/kwodd.hgc" > "$tmp/kw.$be" 2>&1
@@ -211,7 +211,7 @@ spec nb_chunked {
   expect { rtol = 1e-4; atol = 1e-5; }
 }
 SPEC
-test "$("$HGC" explain "$tmp/nbodd.hgc" 2>&1 | grep -c 'template conv_direct_nb')" -eq 2
+test "$("$HGC" explain "$tmp/nbodd.hgc" 2>&1 | grep -c 'template conv_direct_nb:')" -eq 2
 ok $? "odd and chunked batch-in-rows convs take conv_direct_nb"
 for be in jit c; do
 	"$HGC" run --backend=$be "$tmp/nb5s.hgc" "$tmp/nbodd.hgc" > "$tmp/nb.$be" 2>&1
@@ -261,7 +261,7 @@ spec nb1_ncx {
   expect { rtol = 1e-4; atol = 1e-5; }
 }
 SPEC
-test "$("$HGC" explain "$tmp/nb1odd.hgc" 2>&1 | grep -c 'template conv_1x1_nb')" -eq 2
+test "$("$HGC" explain "$tmp/nb1odd.hgc" 2>&1 | grep -c 'template conv_1x1_nb:')" -eq 2
 ok $? "odd and channels-first strided 1x1 convs in a batch take conv_1x1_nb"
 for be in jit c; do
 	"$HGC" run --backend=$be "$tmp/nb1x1s.hgc" "$tmp/nb1odd.hgc" > "$tmp/nb1.$be" 2>&1

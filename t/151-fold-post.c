@@ -3,10 +3,11 @@
  * built by hand: an f32 brgemm into a block of Y, then the nest that adds a
  * bias row (and clamps at 0).  The nests it must fold into brgemm_post (the
  * call alone or in a loop of one trip, with or without the clamp, a block
- * that starts at a row offset, a bias row that starts at an offset) and
- * those it must leave alone (a loop of two trips, a nest on other elements
- * than the call's, a bias per row, a clamp to 1, one more statement, the
- * clamp into another tensor), each run through the JIT before and after
+ * that starts at a row offset, a bias row that starts at an offset, the
+ * rows as two nested loops) and those it must leave alone (a loop of two
+ * trips, a nest on other elements than the call's, a bias per row, a
+ * clamp to 1, one more statement, the clamp into another tensor, two row
+ * loops whose rows overlap), each run through the JIT before and after
  * the passes with bit-identical results.
  */
 #include "t/llvm_check.h"
@@ -20,8 +21,8 @@
 #define C 48	/* columns: an 8x3 tile's */
 #define K 8
 
-enum kind { RELU, BIAS, LOOP1, ROW_OFF, BIAS_OFF, TWO_TRIPS, SHIFTED, BIAS_ROW, CLAMP1, EXTRA,
-	    OTHER_OUT, NKINDS };
+enum kind { RELU, BIAS, LOOP1, ROW_OFF, BIAS_OFF, ROWS2, TWO_TRIPS, SHIFTED, BIAS_ROW, CLAMP1,
+	    EXTRA, OTHER_OUT, ROWS2_OVERLAP, NKINDS };
 
 static const struct {
 	const char *name;
@@ -32,12 +33,14 @@ static const struct {
 	[LOOP1] = {"the call in a loop of one trip", 1},
 	[ROW_OFF] = {"a block from row 2, the nest on it", 1},
 	[BIAS_OFF] = {"a bias row from its second element", 1},
+	[ROWS2] = {"the rows as two loops (2 x 6, a conv's rows of pixels)", 1},
 	[TWO_TRIPS] = {"the call in a loop of two trips", 0},
 	[SHIFTED] = {"a block from row 2, the nest on rows from 0", 0},
 	[BIAS_ROW] = {"a bias per row", 0},
 	[CLAMP1] = {"a clamp to 1, not 0", 0},
 	[EXTRA] = {"one more store in the nest", 0},
 	[OTHER_OUT] = {"the clamp into another tensor", 0},
+	[ROWS2_OVERLAP] = {"two row loops whose rows overlap (r1 * 5 + r2)", 0},
 };
 
 /* &t[r0 : rows, 0 : cols] */
@@ -76,17 +79,28 @@ static void nest(struct hgc_tir_module *m, struct hgc_tir_stmt *b, enum kind k,
 	struct hgc_tir_var *w = hgc_tir_var_new(m, "w", TY(F32));
 	struct hgc_tir_expr *bi = k == BIAS_OFF ? hgc_tir_add(m, V(j), I(1)) : k == BIAS_ROW ? V(r)
 											       : V(j);
+	struct hgc_tir_var *r2 = ivar(m, "r");
+	struct hgc_tir_expr *row;
 	struct hgc_tir_stmt *body;
 
-	body = hgc_tir_body(hgc_tir_for(m, b, r, I(0), I(rows), NULL));
+	if (k == ROWS2 || k == ROWS2_OVERLAP) {	/* row r * 6 + r2 (or r * 5 + r2) */
+		body = hgc_tir_body(hgc_tir_for(m, b, r, I(0), I(2), NULL));
+		body = hgc_tir_body(hgc_tir_for(m, body, r2, I(0), I(rows / 2), NULL));
+		row = hgc_tir_add(m, hgc_tir_mul(m, V(r), I(k == ROWS2 ? rows / 2 : rows / 2 - 1)),
+				  V(r2));
+	} else {
+		body = hgc_tir_body(hgc_tir_for(m, b, r, I(0), I(rows), NULL));
+		row = V(r);
+	}
+	row = hgc_tir_add(m, I(r0), row);
 	body = hgc_tir_body(hgc_tir_for(m, body, j, I(0), I(C), NULL));
-	hgc_tir_let(m, body, x, LD2(y, hgc_tir_add(m, I(r0), V(r)), V(j)));
+	hgc_tir_let(m, body, x, LD2(y, hgc_tir_expr_copy(m, row), V(j)));
 	hgc_tir_let(m, body, c, LD1(bias, bi));
-	ST2(body, y, hgc_tir_add(m, I(r0), V(r)), V(j), hgc_tir_add(m, V(x), V(c)));
+	ST2(body, y, hgc_tir_expr_copy(m, row), V(j), hgc_tir_add(m, V(x), V(c)));
 	if (k == BIAS)
 		return;
-	hgc_tir_let(m, body, w, LD2(y, hgc_tir_add(m, I(r0), V(r)), V(j)));
-	ST2(body, k == OTHER_OUT ? z : y, hgc_tir_add(m, I(r0), V(r)), V(j),
+	hgc_tir_let(m, body, w, LD2(y, hgc_tir_expr_copy(m, row), V(j)));
+	ST2(body, k == OTHER_OUT ? z : y, hgc_tir_expr_copy(m, row), V(j),
 	    hgc_tir_select(m, BIN(LT, V(w), F32C(0)), F32C(k == CLAMP1 ? 1 : 0), V(w)));
 	if (k == EXTRA)
 		ST2(body, z, V(r), V(j), F32C(1));

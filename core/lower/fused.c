@@ -659,7 +659,22 @@ static int lower_rows(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
  * per register tile, so such an anchor wins (post_block over post_row:
  * no pass over the block at all).  A guess from the shapes; the pass
  * checks the nest it gets, and a nest it does not fold runs as it is.
+ * bias_row: the first member adds a row (dims 1 but the last, N) to the
+ * anchor's result h in place.
  */
+static bool bias_row(const struct hgc_op *add, const struct hgc_tensor *h)
+{
+	const struct hgc_tensor *r = add->nin == 2 ? add->in[add->in[0] == h] : NULL;
+
+	if (add->kind != HGC_OP_ADD || !r || add->out[0] != h || r->ndims < 1 ||
+	    r->dims[r->ndims - 1] != h->dims[h->ndims - 1])
+		return false;
+	for (int i = 0; i < r->ndims - 1; i++)
+		if (r->dims[i] != 1)
+			return false;
+	return true;
+}
+
 static bool folds(struct hgc_lower_ctx *cx, const struct hgc_tmpl_opts *o,
 		  const struct hgc_fused_op *fo, const struct hgc_tmpl_point *p)
 {
@@ -667,9 +682,9 @@ static bool folds(struct hgc_lower_ctx *cx, const struct hgc_tmpl_opts *o,
 	const struct hgc_tensor *h = fo->nmembers ? fo->member[0]->out[0] : NULL;
 	int i;
 
-	if (!h || fo->nmembers > 2 || fo->member[0]->kind != HGC_OP_ADD ||
-	    h->dtype != HGC_DT_F32 || hgc_fused_pass_off(o->rules, o->nrules, "fold_post") ||
-	    !par || par->kind != HGC_TIR_S_BLOCK)
+	if (!h || fo->nmembers > 2 || !bias_row(fo->member[0], h) || h->dtype != HGC_DT_F32 ||
+	    hgc_fused_pass_off(o->rules, o->nrules, "fold_post") || !par ||
+	    par->kind != HGC_TIR_S_BLOCK)
 		return false;
 	/* the ReLU in place: the sum is no output and nothing else reads it */
 	if (fo->nmembers == 2 && (fo->member[1]->kind != HGC_OP_RELU || !cx->g ||
@@ -845,14 +860,23 @@ struct biased {
  * as long as the brgemm; written as MatMul + BiasAdd (the bias a member)
  * it measured 38.9 us against 42.2 us with the bias at the write-back (one
  * thread, min of 100 runs alternated in one process, load 10).  The whole
- * bottom MLP did not move beyond the noise.
+ * bottom MLP did not move beyond the noise.  A Convolution's bias, one per
+ * output channel, is a row of its result only when the channels are the
+ * last dim (biased_kind: data_format NXC); there fold_post may then fold
+ * bias and ReLU into the conv's brgemm calls as into a MatMul's.
  */
+static bool biased_kind(const struct hgc_op *op)
+{
+	return op->kind == HGC_OP_MATMUL ||
+	       (op->kind == HGC_OP_CONVOLUTION && !strcmp(hgc_op_string(op, "data_format"), "NXC"));
+}
+
 static struct biased *bias_member(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
 				  const struct hgc_op *op)
 {
 	struct biased *b;
 
-	if (op->kind != HGC_OP_MATMUL || op->nin != 3 || !fo->nmembers || fo->reduces ||
+	if (!biased_kind(op) || op->nin != 3 || !fo->nmembers || fo->reduces ||
 	    fo->nmembers >= HGC_FUSE_MAX_MEMBERS || op->out[0]->dtype != HGC_DT_F32)
 		return NULL;
 	for (int i = 0; i < 3; i++)

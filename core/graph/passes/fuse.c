@@ -303,8 +303,8 @@ static const struct hgc_op *pre_op(const struct hgc_graph *g, const struct hgc_t
 /* Whether op anchors a fused op: a MatMul with one plain dense result. */
 static bool anchor_op(const struct hgc_op *op)
 {
-	return op->kind == HGC_OP_MATMUL && op->nout == 1 && op->out[0]->ndims >= 2 &&
-	       hgc_tensor_is_dense(op->out[0]);
+	return (op->kind == HGC_OP_MATMUL || op->kind == HGC_OP_CONVOLUTION) && op->nout == 1 &&
+	       op->out[0]->ndims >= 2 && hgc_tensor_is_dense(op->out[0]);
 }
 
 /* Add fo to the plan. */
@@ -332,8 +332,10 @@ void hgc_fusion_plan(const struct hgc_graph *g, struct hgc_fusion *f)
 		if (!anchor_op(HGC_GRAPH_OP(g, i)) || taken(f, HGC_GRAPH_OP(g, i)))
 			continue;
 		grow(g, (long)i, &fo);
-		fo.pre[0] = pre_op(g, fo.anchor->in[0]);
-		fo.pre[1] = pre_op(g, fo.anchor->in[1]);
+		if (fo.anchor->kind == HGC_OP_MATMUL) {
+			fo.pre[0] = pre_op(g, fo.anchor->in[0]);
+			fo.pre[1] = pre_op(g, fo.anchor->in[1]);
+		}
 		if (fo.nmembers || fo.pre[0] || fo.pre[1])
 			add(f, &fo);
 	}

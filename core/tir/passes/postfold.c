@@ -6,7 +6,7 @@
  *   for (ks in [a, a + s) step s) {	(one trip; or the call alone)
  *     ...; brgemm(A, B, &C[c..], bs, M, N, K, lda, ldb, ldc, acc);
  *   }
- *   for (r in [0, M)) {
+ *   for (r in [0, M)) {		(or nested row loops counting M rows)
  *     for (j in [0, N)) {
  *       let x = C[i..]; let y = Bias[b..]; C[i..] = x + y;
  *       let z = C[i..]; C[i..] = select(z < 0.0f, 0.0f, z);	(optional)
@@ -38,9 +38,14 @@
 /* Dims of a bias tensor the pass reads (a row, or a row in a larger tensor). */
 #define POST_MAX_DIMS 8
 
-/* The nest's accesses to C and the bias, once matched. */
+/* Row loops of a nest at most: a convolution's block of output rows of pixels is two. */
+#define POST_MAX_ROWS 4
+
+/* The nest's loops, its accesses to C and the bias, once matched. */
 struct nest {
-	struct hgc_tir_var *r, *j;
+	struct hgc_tir_var *r[POST_MAX_ROWS], *j;	/* the row loops, outermost first */
+	int64_t rext[POST_MAX_ROWS];			/* and their extents */
+	int nr;
 	struct hgc_tir_expr *const *cidx;	/* C's indices in the loads and stores */
 	const struct hgc_tir_expr *bias;	/* the load of the bias */
 	bool relu;
@@ -88,15 +93,30 @@ static bool linear(const struct hgc_tp_vars *v, const struct hgc_tir_tensor *t,
 	return true;
 }
 
-/* Whether a holds only the terms r * cr and j * cj (the others cancelled) and no constant. */
-static bool only_rj(const struct hgc_tp_aff *a, const struct hgc_tir_var *r, int64_t cr,
-		    const struct hgc_tir_var *j, int64_t cj)
+/*
+ * Whether a holds only the row loops' terms, as the rows of a call's block
+ * ldc apart (the innermost row loop's coefficient ldc, each outer one's
+ * its inner extents times that: the row loops count the block's rows in
+ * mixed radix), j's with coefficient 1, and no constant.
+ */
+static bool only_rows(const struct hgc_tp_aff *a, const struct nest *n, int64_t ldc)
 {
-	if (a->c0 != 0 || hgc_tp_aff_coef(a, r) != cr || hgc_tp_aff_coef(a, j) != cj)
+	int64_t c = ldc;
+	int k, i;
+
+	if (a->c0 != 0 || hgc_tp_aff_coef(a, n->j) != 1)
 		return false;
-	for (int i = 0; i < a->n; i++)
-		if (a->t[i].var != r && a->t[i].var != j && a->t[i].c != 0)
+	for (k = n->nr - 1; k >= 0; c *= n->rext[k--])
+		if (hgc_tp_aff_coef(a, n->r[k]) != c)
 			return false;
+	for (i = 0; i < a->n; i++) {
+		bool known = a->t[i].var == n->j;
+
+		for (k = 0; k < n->nr; k++)
+			known |= a->t[i].var == n->r[k];
+		if (!known && a->t[i].c != 0)
+			return false;
+	}
 	return true;
 }
 
@@ -129,17 +149,42 @@ bool hgc_tir_post_site(const struct hgc_tir_stmt *s)
 	return the_call(s) != NULL;
 }
 
-/* The body of loop s over [0, n) step 1, or NULL. */
-static struct hgc_tir_stmt *loop_body(struct hgc_tir_stmt *s, int64_t n)
+/* The extent of loop s over [0, n) step 1 into *n, its body returned; NULL if it is not one. */
+static struct hgc_tir_stmt *loop_body(struct hgc_tir_stmt *s, int64_t *n)
 {
-	int64_t lo, hi, step = 1;
+	int64_t lo, step = 1;
 
 	if (s->kind != HGC_TIR_S_FOR || !hgc_tir_const_int(s->u.loop.begin, &lo) ||
-	    !hgc_tir_const_int(s->u.loop.end, &hi) ||
+	    !hgc_tir_const_int(s->u.loop.end, n) ||
 	    (s->u.loop.step && !hgc_tir_const_int(s->u.loop.step, &step)) || lo != 0 ||
-	    hi != n || step != 1 || s->u.loop.body->kind != HGC_TIR_S_BLOCK)
+	    *n < 1 || step != 1 || s->u.loop.body->kind != HGC_TIR_S_BLOCK)
 		return NULL;
 	return s->u.loop.body;
+}
+
+/*
+ * The row loops of the nest s into n (M rows in all, one loop or several
+ * nested: a convolution's output rows of pixels), then the column loop
+ * over [0, N); its body, or NULL when s is not such a nest.
+ */
+static struct hgc_tir_stmt *nest_loops(struct hgc_tir_stmt *s, int64_t M, int64_t N,
+				       struct nest *n)
+{
+	struct hgc_tir_stmt *body;
+	int64_t ext, rows = 1;
+
+	for (n->nr = 0; (body = loop_body(s, &ext)); s = body->u.block.stmts[0]) {
+		if (rows == M) {	/* the rows are counted: this is the column loop */
+			n->j = s->u.loop.var;
+			return ext == N ? body : NULL;
+		}
+		if (n->nr == POST_MAX_ROWS || body->u.block.n != 1)
+			return NULL;
+		n->r[n->nr] = s->u.loop.var;
+		n->rext[n->nr++] = ext;
+		rows *= ext;
+	}
+	return NULL;
 }
 
 /* Whether s is `let x = t[..]` (t NULL: any tensor but not_t), a load of f32. */
@@ -220,9 +265,10 @@ static bool match_body(const struct hgc_tir_stmt *b, const struct hgc_tir_tensor
 }
 
 /*
- * Whether the nest's C accesses are element (r, j) of the call's block and
- * its bias load reads column j of a row (every index but the last free of
- * r and j, the last j plus a free part).
+ * Whether the nest's C accesses are element (r, j) of the call's block (r
+ * the row the row loops count) and its bias load reads column j of a row
+ * (every index but the last free of the loops, the last j plus a free
+ * part).
  */
 static bool match_access(const struct hgc_tp_vars *v, const struct hgc_tir_expr *call,
 			 const struct nest *n)
@@ -235,14 +281,16 @@ static bool match_access(const struct hgc_tp_vars *v, const struct hgc_tir_expr 
 	if (!hgc_tir_const_int(call->ops[9], &ldc) ||
 	    !linear(v, caddr->u.tensor, n->cidx, caddr->nops, 1, &a) ||
 	    !linear(v, caddr->u.tensor, caddr->ops, caddr->nops, -1, &a) ||
-	    !only_rj(&a, n->r, ldc, n->j, 1))
+	    !only_rows(&a, n, ldc))
 		return false;
 	for (d = 0; d < bl->nops; d++) {
 		struct hgc_tp_aff b = hgc_tp_affine(v, bl->ops[d]);
 
-		if (!b.ok || hgc_tp_aff_coef(&b, n->r) != 0 ||
-		    hgc_tp_aff_coef(&b, n->j) != (d == bl->nops - 1))
+		if (!b.ok || hgc_tp_aff_coef(&b, n->j) != (d == bl->nops - 1))
 			return false;
+		for (int k = 0; k < n->nr; k++)
+			if (hgc_tp_aff_coef(&b, n->r[k]) != 0)
+				return false;
 	}
 	return true;
 }
@@ -278,18 +326,14 @@ static struct hgc_tir_expr *post_call(struct hgc_tir_module *m, const struct hgc
 static int fold_at(struct hgc_tir_module *m, const struct hgc_tp_vars *v, struct hgc_tir_stmt *b,
 		   int i)
 {
-	struct hgc_tir_stmt *cs = the_call(b->u.block.stmts[i]), *rows, *cols;
+	struct hgc_tir_stmt *cs = the_call(b->u.block.stmts[i]), *cols;
 	const struct hgc_tir_expr *call = cs ? cs->u.expr : NULL;
 	int64_t M, N;
 	struct nest n;
 
 	if (!call || !hgc_tir_const_int(call->ops[4], &M) || !hgc_tir_const_int(call->ops[5], &N) ||
-	    !(rows = loop_body(b->u.block.stmts[i + 1], M)) || rows->u.block.n != 1 ||
-	    !(cols = loop_body(rows->u.block.stmts[0], N)))
-		return 0;
-	n.r = b->u.block.stmts[i + 1]->u.loop.var;
-	n.j = rows->u.block.stmts[0]->u.loop.var;
-	if (!match_body(cols, call->ops[2]->u.tensor, &n) ||
+	    !(cols = nest_loops(b->u.block.stmts[i + 1], M, N, &n)) ||
+	    !match_body(cols, call->ops[2]->u.tensor, &n) ||
 	    n.bias->nops > POST_MAX_DIMS || !match_access(v, call, &n))
 		return 0;
 	cs->u.expr = post_call(m, call, &n, N);
