@@ -655,7 +655,8 @@ static int lower_rows(struct hgc_lower_ctx *cx, const struct hgc_fused_op *fo,
  * Whether fold_post (core/tir/passes/postfold.c) will likely fold the
  * members at anchor point p into the brgemm call before it: an f32 bias
  * add and at most a ReLU after it, right after a call that completes the
- * block's sums.  Their cost there is nothing but a few vector operations
+ * block's sums, into the result's own tensor (not a block that the
+ * write-back then copies out).  Their cost there is nothing but a few vector operations
  * per register tile, so such an anchor wins (post_block over post_row:
  * no pass over the block at all).  A guess from the shapes; the pass
  * checks the nest it gets, and a nest it does not fold runs as it is.
@@ -693,7 +694,9 @@ static bool folds(struct hgc_lower_ctx *cx, const struct hgc_tmpl_opts *o,
 		return false;
 	for (i = 0; i < par->u.block.n && par->u.block.stmts[i] != p->block; i++)
 		;
-	return i > 0 && i < par->u.block.n && hgc_tir_post_site(par->u.block.stmts[i - 1]);
+	/* the call writes the result itself (not a block the write-back copies out) */
+	return i > 0 && i < par->u.block.n && cx->have[h->id] &&
+	       hgc_tir_post_site(par->u.block.stmts[i - 1]) == cx->views[h->id].tensor;
 }
 
 /* The candidate anchor for the members, its box in bx, and the log text of

@@ -143,10 +143,13 @@ static struct hgc_tir_stmt *the_call(const struct hgc_tir_stmt *s)
 	return (struct hgc_tir_stmt *)s;
 }
 
-/* Whether a nest after statement s could fold into its call (tir_passes.h). */
-bool hgc_tir_post_site(const struct hgc_tir_stmt *s)
+/* The tensor whose block the call that s is or ends with writes, if a nest
+   after s could fold into it (tir_passes.h); else NULL. */
+const struct hgc_tir_tensor *hgc_tir_post_site(const struct hgc_tir_stmt *s)
 {
-	return the_call(s) != NULL;
+	const struct hgc_tir_stmt *c = the_call(s);
+
+	return c ? c->u.expr->ops[2]->u.tensor : NULL;
 }
 
 /* The extent of loop s over [0, n) step 1 into *n, its body returned; NULL if it is not one. */

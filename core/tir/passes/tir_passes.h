@@ -131,9 +131,10 @@ int hgc_tir_pass_copy_loops(struct hgc_tir_module *m, struct hgc_tir_passes *p,
 /* postfold.c */
 int hgc_tir_pass_fold_post(struct hgc_tir_module *m, struct hgc_tir_passes *p,
 			   struct hgc_diag *d);
-/* Whether s is an f32 brgemm call, or a loop of one trip ending in one:
-   where fold_post folds a bias (and ReLU) nest that follows it. */
-bool hgc_tir_post_site(const struct hgc_tir_stmt *s);
+/* When s is an f32 brgemm call, or a loop of one trip ending in one (where
+   fold_post folds a bias and ReLU nest that follows it): the tensor of the
+   block it writes; else NULL. */
+const struct hgc_tir_tensor *hgc_tir_post_site(const struct hgc_tir_stmt *s);
 /* reuse.c */
 int hgc_tir_pass_buffer_reuse(struct hgc_tir_module *m, struct hgc_tir_passes *p,
 			      struct hgc_diag *d);
