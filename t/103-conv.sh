@@ -25,7 +25,7 @@ ok() {
 
 . "$top/t/conv_spec.inc"
 
-echo "1..40"
+echo "1..43"
 
 conv r3b 1 128 28 128 3 1 1 "" > "$tmp/r3b.hgc"
 owb=$(chosen "$tmp/r3b.hgc" OWB)
@@ -293,3 +293,19 @@ conv r2b4 4 64 56 64 3 1 1 "" > "$tmp/r2b4.hgc"
 ocb=$(chosen "$tmp/r2b4.hgc" OCB)
 test "${ocb:-0}" -eq 64
 ok $? "res2a_branch2b, batch 4: one block of 64 output channels (OCB=$ocb)"
+
+# Convolutions anchor fused ops (core/graph/passes/fuse.c): the bottleneck's
+# three convolutions take their ReLU and the shortcut's Add and ReLU; a
+# channels-last conv's bias and ReLU fold into its calls (fold_post)
+"$HGC" explain --threads=1 "$top/spec/models/convnets.hgc" > "$tmp/cf.out" 2>&1
+grep -q 'fused op 2: Convolution sc + Add s, ReLU y' "$tmp/cf.out" &&
+	grep -q 'fused op 0: Convolution c + ReLU y' "$tmp/cf.out"
+ok $? "convolutions anchor fused ops (the bottleneck's shortcut takes its Add and ReLU)"
+"$HGC" explain --threads=1 "$top/spec/ops/edge_conv_fused.hgc" > "$tmp/cf.out" 2>&1
+sed -n '/^spec edge_convf_1x1_rows /,/^spec /p' "$tmp/cf.out" |
+	grep -q 'post-ops at post_rows: bias ReLU' &&
+	sed -n '/^spec edge_convf_1x1_rows /,/^spec /p' "$tmp/cf.out" | grep -q 'fold_post: 1 brgemm call'
+ok $? "a channels-last conv's bias is a member, and bias and ReLU fold into its call"
+sed -n '/^spec edge_convf_nxc_sum_also_output /,/^spec /p' "$tmp/cf.out" | grep -q 'fold_post:'
+test $? -ne 0
+ok $? "a conv whose sum is also an output keeps its nest (no fold)"
