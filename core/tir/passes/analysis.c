@@ -122,13 +122,13 @@ int hgc_tp_each_block(struct hgc_tir_module *m, hgc_tp_block_fn *fn)
 	return w.changes;
 }
 
-/* a += c * b; false on overflow or too many terms. */
-static bool aff_add(struct hgc_tp_aff *a, const struct hgc_tp_aff *b, int64_t c)
+/* a += c * b (passes_int.h); false when b is not affine, on overflow or too many terms. */
+bool hgc_tp_aff_add(struct hgc_tp_aff *a, const struct hgc_tp_aff *b, int64_t c)
 {
 	int64_t x;
 	int i, j;
 
-	if (__builtin_mul_overflow(b->c0, c, &x) || __builtin_add_overflow(a->c0, x, &a->c0))
+	if (!b->ok || __builtin_mul_overflow(b->c0, c, &x) || __builtin_add_overflow(a->c0, x, &a->c0))
 		return false;
 	for (i = 0; i < b->n; i++) {
 		if (__builtin_mul_overflow(b->t[i].c, c, &x))
@@ -226,13 +226,13 @@ static struct hgc_tp_aff aff(const struct hgc_tp_vars *v, const struct hgc_tir_e
 	if (!a.ok || !b.ok)
 		r.ok = false;
 	else if (e->op == HGC_TIR_ADD)
-		r.ok = aff_add(&r, &a, 1) && aff_add(&r, &b, 1);
+		r.ok = hgc_tp_aff_add(&r, &a, 1) && hgc_tp_aff_add(&r, &b, 1);
 	else if (e->op == HGC_TIR_SUB)
-		r.ok = aff_add(&r, &a, 1) && aff_add(&r, &b, -1);
+		r.ok = hgc_tp_aff_add(&r, &a, 1) && hgc_tp_aff_add(&r, &b, -1);
 	else if (e->op == HGC_TIR_MUL && b.n == 0)
-		r.ok = aff_add(&r, &a, b.c0);
+		r.ok = hgc_tp_aff_add(&r, &a, b.c0);
 	else if (e->op == HGC_TIR_MUL && a.n == 0)
-		r.ok = aff_add(&r, &b, a.c0);
+		r.ok = hgc_tp_aff_add(&r, &b, a.c0);
 	else
 		r.ok = false;
 	return r;
@@ -571,7 +571,7 @@ static bool expand_rel(const struct hgc_tp_vars *v, const bool *inner, struct hg
 			return false;
 		b = hgc_tp_affine(v, v->rel_base[id]);
 		a->t[i] = a->t[--a->n];
-		if (!b.ok || !aff_add(a, &b, c))
+		if (!b.ok || !hgc_tp_aff_add(a, &b, c))
 			return false;
 		*(c > 0 ? hi : lo) += c * (v->rel_span[id] - 1);
 		i = -1;		/* the base's terms may be relative too */

@@ -145,28 +145,6 @@ static bool pure_nest(const struct hgc_tir_stmt *s, const struct hgc_tir_stmt *s
 	}
 }
 
-/* Add c times affine form a into the accumulated form acc (by variable). */
-static bool aff_add(struct hgc_tp_aff *acc, const struct hgc_tp_aff *a, int64_t c)
-{
-	if (!a->ok)
-		return false;
-	acc->c0 += a->c0 * c;
-	for (int i = 0; i < a->n; i++) {
-		int k;
-
-		for (k = 0; k < acc->n && acc->t[k].var != a->t[i].var; k++)
-			;
-		if (k == acc->n) {
-			if (k == HGC_TP_AFF_MAX)
-				return false;
-			acc->t[acc->n].var = a->t[i].var;
-			acc->t[acc->n++].c = 0;
-		}
-		acc->t[k].c += a->t[i].c * c;
-	}
-	return true;
-}
-
 /* Whether two accumulated forms are equal (zero terms aside). */
 static bool aff_equal(const struct hgc_tp_aff *a, const struct hgc_tp_aff *b)
 {
@@ -282,7 +260,7 @@ static bool same_lin(struct fwd *w, struct hgc_tir_expr *const *ti,
 	for (int d = 0; d < w->t->ndims; d++) {
 		struct hgc_tp_aff a = hgc_tp_affine(&w->v, ti[d]);
 
-		if (!aff_add(&lt, &a, ts[d]))
+		if (!hgc_tp_aff_add(&lt, &a, ts[d]))
 			return false;
 	}
 	for (int d = 0; d < w->p->ndims; d++) {
@@ -291,7 +269,7 @@ static bool same_lin(struct fwd *w, struct hgc_tir_expr *const *ti,
 
 		if (x)
 			d++;		/* x / c and x % c: x at the stride of the second */
-		if (!aff_add(&lp, &a, ps[d]))
+		if (!hgc_tp_aff_add(&lp, &a, ps[d]))
 			return false;
 	}
 	return aff_equal(&lt, &lp);
@@ -574,7 +552,7 @@ static bool copies_slice(const struct fwd *w, const struct hgc_tp_access *a,
 		struct hgc_tir_var *v = NULL;
 		int k, nz = 0;
 
-		if (!aff_add(&diff, &x, 1) || !aff_add(&diff, &b, -1) || diff.c0)
+		if (!hgc_tp_aff_add(&diff, &x, 1) || !hgc_tp_aff_add(&diff, &b, -1) || diff.c0)
 			return false;
 		for (k = 0; k < diff.n; k++)
 			if (diff.t[k].c && (nz++ || diff.t[k].c != 1 || !(v = diff.t[k].var)))

@@ -84,6 +84,8 @@ typedef int hgc_tp_block_fn(struct hgc_tir_module *m, const struct hgc_tp_vars *
 int hgc_tp_each_block(struct hgc_tir_module *m, hgc_tp_block_fn *fn);
 /* e in affine form; ok false when it is not affine (or too long). */
 struct hgc_tp_aff hgc_tp_affine(const struct hgc_tp_vars *v, const struct hgc_tir_expr *e);
+/* a += c * b, term by term; false when b is not affine, on overflow or too many terms. */
+bool hgc_tp_aff_add(struct hgc_tp_aff *a, const struct hgc_tp_aff *b, int64_t c);
 /* The coefficient of var in a (0 when absent). */
 int64_t hgc_tp_aff_coef(const struct hgc_tp_aff *a, const struct hgc_tir_var *var);
 /* Structural equality of two expressions (same variables, tensors, constants). */

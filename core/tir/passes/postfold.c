@@ -51,28 +51,6 @@ struct nest {
 	bool relu;
 };
 
-/* acc += k * a, term by term; false when the terms do not fit. */
-static bool aff_axpy(struct hgc_tp_aff *acc, const struct hgc_tp_aff *a, int64_t k)
-{
-	int i, t;
-
-	if (!a->ok)
-		return false;
-	acc->c0 += k * a->c0;
-	for (i = 0; i < a->n; i++) {
-		for (t = 0; t < acc->n && acc->t[t].var != a->t[i].var; t++)
-			;
-		if (t == acc->n) {
-			if (acc->n == HGC_TP_AFF_MAX)
-				return false;
-			acc->t[acc->n].var = a->t[i].var;
-			acc->t[acc->n++].c = 0;
-		}
-		acc->t[t].c += k * a->t[i].c;
-	}
-	return true;
-}
-
 /* acc += k * (the linear position of t[idx..] in its row-major storage). */
 static bool linear(const struct hgc_tp_vars *v, const struct hgc_tir_tensor *t,
 		   struct hgc_tir_expr *const *idx, int n, int64_t k, struct hgc_tp_aff *acc)
@@ -85,8 +63,7 @@ static bool linear(const struct hgc_tp_vars *v, const struct hgc_tir_tensor *t,
 	for (d = n - 1; d >= 0; d--) {
 		struct hgc_tp_aff a = hgc_tp_affine(v, idx[d]);
 
-		if (!aff_axpy(acc, &a, stride) ||
-		    (d > 0 && (!hgc_tir_const_int(t->dims[d], &dim) || dim < 1)))
+		if (!hgc_tp_aff_add(acc, &a, stride) || (d > 0 && (dim = hgc_tir_tensor_dim(t, d)) < 1))
 			return false;
 		stride *= d > 0 ? dim : 1;
 	}
