@@ -49,3 +49,29 @@ int hgc_rt_b_stream(const void *start, const char *end)
 	large_b_end = end;
 	return (const char *)start == seen;
 }
+
+/*
+ * The regions that next-operand fetches (brgemm_tile.inc's
+ * next_operand_region) asked for lately on this thread, a ring of the last
+ * four.  Several calls find the same next block: attention's two column
+ * blocks of Q K^T read the same Q, so the second one's next Q was asked for
+ * by the first; the ring sends it on to the next K^T instead, and keeps a
+ * region from being asked for twice while it is still on its way.
+ */
+#define FETCHED_N 4
+static _Thread_local const char *fetched_lo[FETCHED_N], *fetched_hi[FETCHED_N];
+static _Thread_local int fetched_at;
+
+int hgc_rt_fetch_once(const char *start, int64_t bytes)
+{
+	const char *end = start + bytes;
+	int i;
+
+	for (i = 0; i < FETCHED_N; i++)
+		if (start < fetched_hi[i] && fetched_lo[i] < end)
+			return 0;
+	fetched_lo[fetched_at] = start;
+	fetched_hi[fetched_at] = end;
+	fetched_at = (fetched_at + 1) % FETCHED_N;
+	return 1;
+}

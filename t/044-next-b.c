@@ -3,9 +3,12 @@
  * The first large call on a thread does not; one whose B starts where the
  * last one ended does; one that reads the same B again (a convolution's
  * weights per output row) does not, and the one after it continues from
- * there.  Each thread has its own stream.  (Which calls ask, and how the
- * tiles fetch, is run_blocks' business: t/040 runs those calls against
- * the reference.)
+ * there.  Each thread has its own stream.  And hgc_rt_fetch_once, which
+ * keeps attention's next-operand fetches from asking for a region twice:
+ * a region is asked for once while it overlaps one of the last four, then
+ * again once four others came after it; each thread has its own four.
+ * (Which calls ask, and how the tiles fetch, is run_blocks' business:
+ * t/040 runs those calls against the reference.)
  */
 #include <omp.h>
 #include <stdint.h>
@@ -53,12 +56,46 @@ static void check_threads(void)
 	   found[1]);
 }
 
+/* Whether the region of blocks [first, first + n) is new to this thread's last four. */
+static int once(int64_t first, int64_t n)
+{
+	return hgc_rt_fetch_once(panels + first * BLK, n * BLK);
+}
+
+static void check_once(void)
+{
+	int i, again = 0;
+
+	ok(once(0, 1), "a first region: asked for");
+	ok(!once(0, 1), "the same region again: not");
+	ok(!once(0, 2), "one that overlaps it: not");
+	ok(once(1, 1), "the block right after it: asked for (regions end where they end)");
+	ok(hgc_rt_fetch_once(panels + BLK / 2, BLK / 4) == 0, "one inside a region asked for: not");
+	for (i = 2; i < 5; i++)
+		again += once(i, 1);
+	ok(again == 3, "three more, one after another: each asked for (%d of 3)", again);
+	ok(!once(4, 1), "the newest of four: still remembered");
+	ok(once(0, 1), "the first, four regions later: forgotten, asked for again");
+}
+
+/* Each thread remembers its own regions: both ask for the same one. */
+static void check_once_threads(void)
+{
+	int got[2] = {0, 0};
+
+#pragma omp parallel num_threads(2)
+	got[omp_get_thread_num()] = once(15, 1);
+	ok(got[0] && got[1], "each thread its own regions (%d, %d)", got[0], got[1]);
+}
+
 int main(void)
 {
 	panels = malloc(16 * BLK);
-	plan(8);
+	plan(17);
 	check_stream();
 	check_threads();
+	check_once();
+	check_once_threads();
 	free(panels);
 	return done_testing();
 }
