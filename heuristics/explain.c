@@ -12,6 +12,7 @@
 #include "../core/lower/fused.h"
 
 #include <errno.h>
+#include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,39 @@ static int try_one(const struct hgc_tmpl_opts *o, const struct hgc_tmpl *t,
 	return rc < 0 ? (np ? -1 : 0) : 1;
 }
 
+/* Whether rank holds no estimate: the op's templates go in registry order
+   (hgc_tmpl_rank estimates MatMul's only). */
+static bool by_registry(const struct hgc_tmpl_rank *rank, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (isfinite(rank[i].cost_ns))
+			return false;
+	return true;
+}
+
+/*
+ * The reason of try_one's why in one line, for the list of skipped
+ * templates: "NAME: REASON" from "NAME: FILE:L:C: error: template NAME:
+ * REASON\n" (a constraint no parameter values satisfy) or "NAME: REASON"
+ * (an operand that does not bind).
+ */
+static void print_skipped(FILE *f, const char *name, const char *why)
+{
+	const char *p = strstr(why, "error: template "), *q;
+	size_t n;
+
+	if (p && (q = strstr(p + 16, ": ")))
+		p = q + 2;
+	else if (!strncmp(why, name, strlen(name)) && !strncmp(why + strlen(name), ": ", 2))
+		p = why + strlen(name) + 2;
+	else
+		p = why;
+	n = strcspn(p, "\n");
+	fprintf(f, "    skipped %s: %.*s\n", name, (int)n, p);
+}
+
 /* Explain one tunable op. */
 static int explain_op(FILE *f, const struct hgc_op *op, const struct hgc_tmpl_opts *o,
 		      struct hgc_diag *d)
@@ -47,18 +81,27 @@ static int explain_op(FILE *f, const struct hgc_op *op, const struct hgc_tmpl_op
 	struct hgc_heur_result r;
 	char why[512] = "no template serves it";
 	int i, n, rc = 0;
+	bool order;
 
 	if (op->out[0]->name)
 		fprintf(f, "%s %s:\n", hgc_op_table[op->kind].name, op->out[0]->name);
 	else
 		fprintf(f, "%s %%%d:\n", hgc_op_table[op->kind].name, op->out[0]->id);
-	/* the lowering's order: a use rule's template, else cheapest estimate first */
+	/* the lowering's order: a use rule's template, else cheapest estimate first,
+	   else (no estimates) the registry's order, each skipped one with its reason */
 	n = hgc_tmpl_rank(o, op, o->threads > 0 ? o->threads : omp_get_max_threads(), rank,
 			  HGC_TMPL_RANK_MAX);
-	if (!t && n > 1)
+	order = !t && n > 1 && by_registry(rank, n);
+	if (order)
+		fputs("  templates in registry order, the first that applies serves (no estimates "
+		      "across them):\n", f);
+	else if (!t && n > 1)
 		hgc_tmpl_rank_print(f, rank, n);
-	for (i = 0; i < n && !rc; i++)
+	for (i = 0; i < n && !rc; i++) {
 		rc = try_one(o, rank[i].t, op, &r, why, sizeof(why), d);
+		if (order && rc == 0)
+			print_skipped(f, rank[i].t->name, why);
+	}
 	if (rc < 0)
 		return -1;
 	if (rc == 0)

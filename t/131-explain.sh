@@ -8,7 +8,7 @@ tmp=$(mktemp -d /tmp/hgc-131-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/tap.sh"
 
-echo "1..16"
+echo "1..19"
 cat > "$tmp/mm.hgc" <<'SPEC'
 config two { threads = 2; use matmul_core for MatMul; }
 config pinned { threads = 2; use matmul_core for MatMul; pin matmul_core.MB = 16; }
@@ -65,6 +65,30 @@ sed -n '/^spec sq/,$p' "$tmp/out3" | grep -q "^  template $first: "
 ok $? "256^3: the explained template is the first of the comparison ($first)"
 [ "$(grep -c 'templates by estimate' "$tmp/out")" -eq 0 ]
 ok $? "a use rule: no comparison"
+
+# Convolutions have no estimates across templates: the first in registry
+# order that applies serves, and the ones before it are listed with the
+# constraint that ruled each out.
+cat > "$tmp/conv.hgc" <<'SPEC'
+spec c3 {
+  input x : f32[2, 14, 14, 32];
+  const w : f32[3, 3, 32, 32];
+  y = Convolution(x, w, strides = [1, 1], pads_begin = [1, 1], pads_end = [1, 1],
+                  dilations = [1, 1], data_format = "NXC", weights_format = "XIO");
+  output y;
+}
+SPEC
+"$HGC" explain --threads=1 "$tmp/conv.hgc" > "$tmp/out5" 2>&1
+grep -q '^  templates in registry order, the first that applies serves' "$tmp/out5" &&
+  [ "$(grep -c 'templates by estimate' "$tmp/out5")" -eq 0 ]
+ok $? "a convolution: registry order, no estimates claimed"
+grep -q '^    skipped conv_1x1_rows: no parameter values satisfy KH == 1 for this Convolution$' "$tmp/out5" &&
+  grep -q '^    skipped conv_kwrow: no parameter values satisfy IC < 8 for this Convolution$' "$tmp/out5"
+ok $? "the templates before the chosen one, each with its reason on one line"
+served=$(sed -n 's/^  template \([a-z_0-9]*\): [0-9]* valid candidates$/\1/p' "$tmp/out5")
+! grep -q "skipped $served:" "$tmp/out5" && [ -n "$served" ] &&
+  ! sed -n "/^  template $served:/,\$p" "$tmp/out5" | grep -q 'skipped'
+ok $? "the one that serves ($served) is not listed as skipped, and nothing after it is"
 
 # A spec whose pin fails does not stop the files after it; the status is 1.
 cat > "$tmp/a_bad.hgc" <<'SPEC'
