@@ -650,6 +650,35 @@ static void print_summary(const struct bench *b)
 	}
 }
 
+/*
+ * Measure the per-core peaks again after the rows: other work only ever
+ * slows a timing, so the larger of the two is the better estimate of what
+ * the core can do.  A peak loop slowed at the start made every row's %peak
+ * too high (one run here measured 214 GFLOP/s where the machine reaches
+ * 240, and 1024^3 showed "103.7%").  When the end's peak is larger, the
+ * rows' GFLOP/s fractions in build/bench.json are computed from it, and a
+ * line says so (the table printed as the rows ran keeps the first).
+ */
+static void remeasure_peak(struct bench *b)
+{
+	struct hgc_bench_peak end;
+	double f = b->peak.f32_core, q = b->peak.i8_core;
+	size_t i;
+
+	hgc_bench_peak_measure(&end, 1, b->o.quick ? 0.1 : 0.25);
+	if (end.f32_core <= f * 1.01 && end.i8_core <= q * 1.01)
+		return;
+	if (end.f32_core > f)
+		b->peak.f32_core = end.f32_core;
+	if (end.i8_core > q)
+		b->peak.i8_core = end.i8_core;
+	printf("peak per core at the end of the run: %.1f GFLOP/s fp32, %.1f GOP/s int8 (start:"
+	       " %.1f, %.1f): build/bench.json's peak_frac uses the larger\n", end.f32_core,
+	       end.i8_core, f, q);
+	for (i = 0; i < b->rows.len; i++)
+		rates(b, &HGC_VEC_AT(&b->rows, struct row, i));
+}
+
 /* Run every workload, then the summary and the JSON file. */
 static int run_all(struct bench *b)
 {
@@ -659,6 +688,7 @@ static int run_all(struct bench *b)
 	print_header();
 	for (i = 0; i < b->work.len; i++)
 		workload(b, &HGC_VEC_AT(&b->work, struct hgc_bench_work, i));
+	remeasure_peak(b);
 	print_summary(b);
 	for (i = 0; i < b->reasons.len; i++)
 		printf("%s %s\n", i ? "      " : "n/a:", HGC_VEC_AT(&b->reasons, const char *, i));
