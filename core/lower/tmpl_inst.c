@@ -517,7 +517,7 @@ static int pack_phys(struct hgc_tmpl_build *b, struct hgc_lower_ctx *cx,
 	struct hgc_lower_ctx *saved = b->cx;
 	struct hgc_tir_stmt *body, *els = NULL;
 	struct lw_nest nest;
-	bool whole;
+	bool per_block;
 
 	for (j = 0; j < l->nphys; j++)
 		lens[j] = l->phys[j].extent;
@@ -525,8 +525,9 @@ static int pack_phys(struct hgc_tmpl_build *b, struct hgc_lower_ctx *cx,
 		depth = l->nphys;
 	if (clamp >= 0)
 		depth = l->nphys - 1;
-	/* the copy under the guard writes the whole block: zeros only where it does not */
-	whole = has_pad && depth < l->nphys && clamp < 0;
+	/* zeros block by block; where the copy under the guard writes the whole
+	   block (no clamped innermost dim), only in the guard's else branch */
+	per_block = has_pad && depth < l->nphys;
 	if (has_pad && depth == l->nphys)
 		zero_fill(cx, block, b->buf[i]);
 	lw_loops(cx, block, depth, lens, depth, lw_prod(l->nphys, lens), &nest);
@@ -534,12 +535,13 @@ static int pack_phys(struct hgc_tmpl_build *b, struct hgc_lower_ctx *cx,
 	b->cx = cx;
 	for (j = 0; j < depth; j++)
 		p[j] = nest.var[j] ? nest.var[j] : lw_hold(cx, body, "p", lw_i(cx, 0));
-	if (has_pad && depth < l->nphys && !whole)
+	if (per_block && clamp >= 0)
 		zero_fill_block(cx, body, b->buf[i], depth, p);
 	for (j = 0; j < rank; j++)
 		if (j != clamp_d && padded(l, j, bind->dims[i][j]))
 			c[j] = lw_hold(cx, body, "c", canonical(b, l, j, p));
-	body = guard(b, body, l, rank, bind->dims[i], c, false, whole ? &els : NULL);
+	body = guard(b, body, l, rank, bind->dims[i], c, false,
+		     per_block && clamp < 0 ? &els : NULL);
 	if (els)
 		zero_fill_block(cx, els, b->buf[i], depth, p);
 	if (clamp >= 0) {
