@@ -175,8 +175,13 @@ static void batch(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 
 	if (T < 1)
 		T = 1;
-	o->working_set = nblk * NB * kblk * KB * cx->esize[1] + MB * kblk * KB * cx->esize[0];
+	int64_t wb = nblk * NB * kblk * KB * cx->esize[1], wa = MB * kblk * KB * cx->esize[0];
+
+	o->working_set = wb + wa;
 	o->mem_ns = (double)(per * nblk) * int8_c_readback_ns(cx, MB, NB, kblk * KB);
+	/* int8: a batch element's B, read again for each of its block rows a thread runs */
+	if (cx->esize[0] == 1)
+		o->mem_ns += hgc_heur_spill_ns(cx, wb + wa, wb, per < mblk ? per : mblk);
 	o->pack_ns = hgc_heur_pack_layouts(cx, e, T);
 	hgc_heur_finish(cx, o, 2.0 * (double)(BT * M * N) * (double)K,
 	       2.0 * (double)(per * MB * nblk * NB) * (double)K, T,

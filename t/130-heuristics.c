@@ -559,6 +559,38 @@ static void test_int8_split(void)
 	free(r);
 }
 
+/*
+ * An int8 batch element's B is read again for each block row a thread
+ * runs when it does not stay in L2 (heuristics/matmul.c, batch): int8
+ * 2048^3 takes MB = 256 (B read 8 times, not 16) in matmul_batch_plain and
+ * matmul_packa; f32 is not charged, and keeps MB <= 128 outside M = 256.
+ */
+static void test_int8_large_b(void)
+{
+	struct hgc_heur_result *r = calloc(1, sizeof(*r));
+	int charged;
+	bool found;
+
+	found = best_batched_dt("matmul_batch_plain", 1, 2048, 2048, 2048, true, HGC_DT_U8,
+				HGC_DT_S8, r);
+	ok(found && pv(&r->top[0].env, "MB") == 256 && r->top[0].est.mem_ns > 0,
+	   "int8 2048^3 on matmul_batch_plain: MB=%d, B's re-reads charged (%.0f ns)",
+	   found ? (int)pv(&r->top[0].env, "MB") : 0, found ? r->top[0].est.mem_ns : 0);
+	found = best_2d_dt("matmul_packa", 2048, 2048, 2048, 1, HGC_DT_U8, HGC_DT_S8, r);
+	ok(found && pv(&r->top[0].env, "MB") == 256, "int8 2048^3 on matmul_packa: MB=%d",
+	   found ? (int)pv(&r->top[0].env, "MB") : 0);
+	found = best_batched("matmul_batch_plain", 1, 2048, 2048, 2048, true, r);
+	charged = 0;
+	for (int i = 0; found && i < r->n; i++)
+		charged += r->top[i].est.mem_ns > 0 || pv(&r->top[i].env, "MB") > 128;
+	ok(found && charged == 0, "f32 2048^3: no re-read charge, MB <= 128 (%d otherwise)",
+	   charged);
+	found = best_2d_dt("matmul_packa", 2048, 2048, 2048, 1, HGC_DT_F32, HGC_DT_F32, r);
+	ok(found && pv(&r->top[0].env, "MB") <= 128, "f32 2048^3 on matmul_packa: MB=%d",
+	   found ? (int)pv(&r->top[0].env, "MB") : 0);
+	free(r);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--print-caches"))
@@ -575,6 +607,7 @@ int main(int argc, char **argv)
 	test_strided_b();
 	test_batch_calls();
 	test_int8_c_block();
+	test_int8_large_b();
 	test_odd();
 	return done_testing();
 }
