@@ -574,6 +574,10 @@ static void test_goldens(void)
 					 false, 0, {0}, UNDEF, ""};
 	static const struct mmcase pl = {"y", F32, F32, UNDEF, 2, 2, {16, 8}, {8, 32}, false,
 					 false, 1, {32}, F32, ""};
+	/* int8: B packed 4 k to a column's lane, the 4 k values one statement each
+	   (tmpl_inst.c, pack_phys), so that the backend vectorizes along the columns */
+	static const struct mmcase bq = {"y", U8, S8, UNDEF, 3, 3, {2, 4, 8}, {2, 8, 16}, false,
+					 false, 0, {0}, UNDEF, ""};
 	static const struct hgc_tmpl_rule batch[] = {
 		{"use", "MatMul", "matmul_batch", {NULL, 0, 0}},
 	};
@@ -609,6 +613,9 @@ static void test_goldens(void)
 	g = hgc_graph_new();
 	add_mm(g, &bp);
 	golden(g, "tmpl_matmul_batch_plain", NULL, 0);
+	g = hgc_graph_new();
+	add_mm(g, &bq);
+	golden(g, "tmpl_matmul_batch_plain_int8", NULL, 0);
 	g = hgc_graph_new();
 	add_mm(g, &pl);
 	golden(g, "tmpl_matmul_plain", NULL, 0);
