@@ -25,7 +25,7 @@ ok() {
 
 . "$top/t/conv_spec.inc"
 
-echo "1..43"
+echo "1..44"
 
 conv r3b 1 128 28 128 3 1 1 "" > "$tmp/r3b.hgc"
 owb=$(chosen "$tmp/r3b.hgc" OWB)
@@ -164,14 +164,23 @@ for be in jit c; do
 done
 
 # small images in a batch (res5's 7x7 at batch 4): conv_direct_nb, the
-# batch in the rows of a call (7 pixels x 4 images = 28 rows of A and C)
+# batch in the rows of a call (7 pixels x 4 images = 28 rows of A and C;
+# with pad 1 the 5 inner pixels in one call of 20 rows, each edge pixel in
+# one of 4 rows over the two taps that read input columns)
 conv nb5 4 512 7 512 3 1 1 "" > "$tmp/nb5.hgc"
 "$HGC" explain "$tmp/nb5.hgc" 2>&1 | grep -q 'template conv_direct_nb'
 ok $? "res5a_branch2b at batch 4: conv_direct_nb"
 conv nb5s 4 64 7 32 3 1 1 "" > "$tmp/nb5s.hgc"
 "$HGC" compile --dump=tir "$tmp/nb5s.hgc" > "$tmp/nb5s.tir" 2>&1
-grep -q 'brgemm(.*, bs, 28, [0-9]*, [0-9]*, [0-9]*, [0-9]*, [0-9]*, ' "$tmp/nb5s.tir"
-ok $? "conv_direct_nb: a call is 7 pixels x 4 images = 28 rows"
+grep -q 'brgemm(.*, bs, 20, [0-9]*, [0-9]*, [0-9]*, [0-9]*, [0-9]*, ' "$tmp/nb5s.tir" &&
+	grep -q 'for (el in \[0, 1))' "$tmp/nb5s.tir" && grep -q 'for (er in \[6, 7))' "$tmp/nb5s.tir" &&
+	grep -q 'let kwl0: index = 1 - el;' "$tmp/nb5s.tir" &&
+	[ "$(grep -c 'brgemm(.*, bs_[12], 4, [0-9]*, [0-9]*, [0-9]*, [0-9]*, [0-9]*, ' "$tmp/nb5s.tir")" -eq 2 ]
+ok $? "conv_direct_nb: a row is 5 inner pixels x 4 images (20 rows) in a call, and an edge pixel on each side (4 rows)"
+conv nb5p 4 64 7 32 3 1 0 "" > "$tmp/nb5p.hgc"
+"$HGC" compile --dump=tir "$tmp/nb5p.hgc" > "$tmp/nb5p.tir" 2>&1
+grep -q 'brgemm(.*, bs, 20, [0-9]*, [0-9]*, [0-9]*, [0-9]*, [0-9]*, ' "$tmp/nb5p.tir" && ! grep -q 'for (el' "$tmp/nb5p.tir"
+ok $? "conv_direct_nb without padding: one call of 5 pixels x 4 images, no edge calls"
 # res4a_branch2b at batch 4 (147 KiB of weights a block and 204 KiB of
 # input rows a row fit three quarters of L2): calls of every input channel,
 # B streamed from L2 (measured 1.04-1.1x faster than ICB = 16, BS = 1);
