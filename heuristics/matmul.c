@@ -171,12 +171,11 @@ static void batch(const struct hgc_heur_ctx *cx, const struct hgc_tmpl_env *e,
 	int64_t M = V(M), N = V(N), K = V(K), MB = V(MB), NB = V(NB), KB = V(KB), BT = V(BT);
 	int64_t mblk = V(MBLK), nblk = V(NBLK), kblk = V(KBLK), T = V(threads);
 	int64_t rows = BT * mblk, per = cdiv(rows, T > 0 ? T : 1);
+	int64_t wb = nblk * NB * kblk * KB * cx->esize[1], wa = MB * kblk * KB * cx->esize[0];
 	double calls = (double)(per * nblk) * (strided_b(cx, e) ? STRIDED_B : 1);
 
 	if (T < 1)
 		T = 1;
-	int64_t wb = nblk * NB * kblk * KB * cx->esize[1], wa = MB * kblk * KB * cx->esize[0];
-
 	o->working_set = wb + wa;
 	o->mem_ns = (double)(per * nblk) * int8_c_readback_ns(cx, MB, NB, kblk * KB);
 	/* int8: a batch element's B, read again for each of its block rows a thread runs */
