@@ -25,7 +25,7 @@ ok() {
 
 . "$top/t/conv_spec.inc"
 
-echo "1..44"
+echo "1..45"
 
 conv r3b 1 128 28 128 3 1 1 "" > "$tmp/r3b.hgc"
 owb=$(chosen "$tmp/r3b.hgc" OWB)
@@ -181,6 +181,10 @@ conv nb5p 4 64 7 32 3 1 0 "" > "$tmp/nb5p.hgc"
 "$HGC" compile --dump=tir "$tmp/nb5p.hgc" > "$tmp/nb5p.tir" 2>&1
 grep -q 'brgemm(.*, bs, 20, [0-9]*, [0-9]*, [0-9]*, [0-9]*, [0-9]*, ' "$tmp/nb5p.tir" && ! grep -q 'for (el' "$tmp/nb5p.tir"
 ok $? "conv_direct_nb without padding: one call of 5 pixels x 4 images, no edge calls"
+conv nb5b2 2 64 7 32 3 1 1 "" > "$tmp/nb5b2.hgc"
+"$HGC" compile --dump=tir "$tmp/nb5b2.hgc" > "$tmp/nb5b2.tir" 2>&1
+grep -q 'brgemm(.*, bs, 14, [0-9]*, [0-9]*, [0-9]*, [0-9]*, [0-9]*, ' "$tmp/nb5b2.tir" && ! grep -q 'for (el' "$tmp/nb5b2.tir"
+ok $? "conv_direct_nb at batch 2: the whole row in one call (edge calls of 2 rows gain nothing)"
 # res4a_branch2b at batch 4 (147 KiB of weights a block and 204 KiB of
 # input rows a row fit three quarters of L2): calls of every input channel,
 # B streamed from L2 (measured 1.04-1.1x faster than ICB = 16, BS = 1);
