@@ -69,15 +69,8 @@ ok $? "a use rule: no comparison"
 # Convolutions have no estimates across templates: the first in registry
 # order that applies serves, and the ones before it are listed with the
 # constraint that ruled each out.
-cat > "$tmp/conv.hgc" <<'SPEC'
-spec c3 {
-  input x : f32[2, 14, 14, 32];
-  const w : f32[3, 3, 32, 32];
-  y = Convolution(x, w, strides = [1, 1], pads_begin = [1, 1], pads_end = [1, 1],
-                  dilations = [1, 1], data_format = "NXC", weights_format = "XIO");
-  output y;
-}
-SPEC
+. "$(dirname "$0")/conv_spec.inc"
+conv c3 2 32 14 32 3 1 1 "" > "$tmp/conv.hgc"
 "$HGC" explain --threads=1 "$tmp/conv.hgc" > "$tmp/out5" 2>&1
 grep -q '^  templates in registry order, the first that applies serves' "$tmp/out5" &&
   [ "$(grep -c 'templates by estimate' "$tmp/out5")" -eq 0 ]
