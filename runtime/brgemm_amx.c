@@ -10,13 +10,17 @@
  * two A tiles, tmm6-7 two B tiles; one chunk of 64 bytes of k is 4 loads
  * and 4 dot products of 16x16 (16 cycles each).
  *
- * Every tile is 16 rows by 64 bytes (one configuration, loaded by a call
- * that finds another: other code on the thread, oneDNN for one, may have
- * changed it; left in place after the call for the next).  The k
- * past the last multiple of 64 bytes (K is a multiple of the packing) goes
- * through zero-padded copies on the stack, and so do the rows and columns
- * of a last partial block (run); a partial block of fewer than 8 goes to
- * the zmm kernel (brgemm_avx512.c).
+ * Two ways through a call.  Where its rows and columns are multiples of 32
+ * and K of 64 bytes, 32x32 blocks of C (2x2 tiles, every tile 16 rows by
+ * 64 bytes); the others, where K is at most 64 bytes or a multiple of 64,
+ * tile by tile in a configuration made for the call (run_exact: the last
+ * rows, columns and a short k chunk are tiles of their own size, so
+ * nothing is copied); the rest in 32x32 blocks with the k past the last
+ * multiple of 64 bytes and the rows and columns of a last partial block
+ * through zero-padded copies on the stack (run), a partial block of fewer
+ * than 8 in the zmm kernel (brgemm_avx512.c).  A configuration is loaded
+ * by a call that finds another in force (other code on the thread, oneDNN
+ * for one, may have changed it) and left in place for the next call.
  */
 #include <immintrin.h>
 #include <stdbool.h>
@@ -50,6 +54,28 @@ static void configure(void)
 	};
 	struct tilecfg cur;
 
+	_tile_storeconfig(&cur);
+	if (memcmp(&cur, &want, sizeof(want)))
+		_tile_loadconfig(&want);
+}
+
+/*
+ * The tile configuration of the exact path (run_exact): C tiles of 16 or mt
+ * rows by 16 or nt columns (tmm0: 16 x 16, tmm1: 16 x nt, tmm2: mt x 16,
+ * tmm3: mt x nt), A tiles of 16 or mt rows by kc bytes (tmm4, tmm5), B
+ * tiles of kc / 4 packed rows by 16 or nt columns (tmm6, tmm7).  With mt
+ * = nt = 16 and kc = 64 it is configure()'s, so calls of both paths share
+ * one configuration where their shapes allow.
+ */
+static void configure_exact(int mt, int nt, int kc)
+{
+	struct tilecfg want = {.palette = 1};
+	const uint8_t rows[8] = {TR, TR, mt, mt, TR, mt, kc / 4, kc / 4};
+	const uint16_t colsb[8] = {TB, nt * 4, TB, nt * 4, kc, kc, TB, nt * 4};
+	struct tilecfg cur;
+
+	memcpy(want.rows, rows, sizeof(rows));
+	memcpy(want.colsb, colsb, sizeof(colsb));
 	_tile_storeconfig(&cur);
 	if (memcmp(&cur, &want, sizeof(want)))
 		_tile_loadconfig(&want);
@@ -302,6 +328,106 @@ static void zmm_part(const struct hgc_rt_call *c, int64_t m0, int64_t n0, int64_
 	}
 }
 
+/*
+ * One C tile of the exact path, in tile CT from A tile AT and B tile BT:
+ * every batch element's k chunks (64 bytes, or all of a K of at most 64),
+ * then the store.  The configuration gives each tile its rows and bytes, so
+ * a tile of the last rows or columns reads and writes only those: no copies.
+ */
+#define EXACT_TILE(CT, AT, BT, DP)                                                   \
+	do {                                                                         \
+		if (c->beta)                                                         \
+			_tile_loadd(CT, cp, ldc_b);                                  \
+		else                                                                 \
+			_tile_zero(CT);                                              \
+		for (b = 0; b < c->bs; b++)                                          \
+			for (k = 0; k < kbytes; k += TB) {                           \
+				_tile_loadd(AT, (const char *)c->A[b] + m0 * lda_b + k, lda_b); \
+				_tile_loadd(BT, (const char *)c->B[b] + k / 4 * ldb_b + 4 * n0, \
+					    ldb_b);                                  \
+				DP(CT, AT, BT);                                      \
+			}                                                            \
+		_tile_stored(CT, cp, ldc_b);                                         \
+	} while (0)
+
+/* The tile of C at (m0, n0), of the kind tile (bit 0: the last columns, bit 1: the last
+   rows), with tdpbusd or tdpbf16ps. */
+static inline __attribute__((always_inline)) void
+exact_tile(const struct hgc_rt_call *c, int64_t m0, int64_t n0, int tile, int esz)
+{
+	int64_t lda_b = c->lda * esz, ldb_b = c->ldb * esz, ldc_b = c->ldc * 4;
+	int64_t kbytes = c->K * esz, b, k;
+	char *cp = (char *)c->C + (m0 * c->ldc + n0) * 4;
+
+	if (esz == 1) {
+		switch (tile) {
+		case 0: EXACT_TILE(0, 4, 6, _tile_dpbusd); break;
+		case 1: EXACT_TILE(1, 4, 7, _tile_dpbusd); break;
+		case 2: EXACT_TILE(2, 5, 6, _tile_dpbusd); break;
+		default: EXACT_TILE(3, 5, 7, _tile_dpbusd); break;
+		}
+		return;
+	}
+	switch (tile) {
+	case 0: EXACT_TILE(0, 4, 6, _tile_dpbf16ps); break;
+	case 1: EXACT_TILE(1, 4, 7, _tile_dpbf16ps); break;
+	case 2: EXACT_TILE(2, 5, 6, _tile_dpbf16ps); break;
+	default: EXACT_TILE(3, 5, 7, _tile_dpbf16ps); break;
+	}
+}
+
+/*
+ * Below these the exact path loses to the zmm kernel (bench/ukernel, one
+ * thread, u8s8 GOP/s zmm / exact): 4x256x512 641 / 552 but 8x256x512 642 /
+ * 1116 (1 row: 277 / 177); K of 16 bytes, 128x512x16 338 / 280, of 32
+ * 128x40x32 386 / 853 (128x512x32, C past L1, 572 / 558).
+ */
+#define EXACT_MIN_ROWS 8
+#define EXACT_MIN_K 32
+
+/*
+ * Whether the exact path takes call c: one width of k chunk (K of at most
+ * 64 bytes, or a multiple of 64), and a shape the 32x32 blocks would pad
+ * (rows or columns past a multiple of 32, or k past a multiple of 64).
+ * Where they pad nothing they stay faster: 2x2 tiles load each A and B
+ * tile for two products (u8s8 64x64x64 2166 against 1611 GOP/s exact,
+ * 64x64x256 3334 / 2884).  Against the 32x32 blocks with copies, or zmm
+ * where they declined: 40x40x64 450 -> 990, 40x64x40 547 -> 842, 20x20x64
+ * 269 -> 514, 128x1x256 32 -> 240, 13x17x1024 bs4 270 -> 758.
+ */
+static bool takes_exact(const struct hgc_rt_call *c, int esz)
+{
+	int64_t kbytes = c->K * esz;
+
+	if (kbytes > TB && kbytes % TB)
+		return false;
+	if (c->M < EXACT_MIN_ROWS || kbytes < EXACT_MIN_K)
+		return false;
+	return c->M % 32 || c->N % 32 || kbytes % TB;
+}
+
+/*
+ * A brgemm with AMX over 16x16 tiles of C, one at a time, row tiles outer,
+ * in a configuration made for the call's shape (configure_exact): the
+ * last rows and columns are tiles of their own size, and a K under 64
+ * bytes is one short chunk.  It reads A and B where they are and writes C
+ * in place, where the 32x32 blocks (block) pad a partial block of rows,
+ * columns or k through copies, or leave it to the zmm kernel.
+ */
+static void run_exact(const struct hgc_rt_call *c, int esz)
+{
+	int mt = (int)(c->M % TR), nt = (int)(c->N % TR);
+	int64_t m0, n0, kbytes = c->K * esz;
+
+	configure_exact(mt ? mt : TR, nt ? nt : TR, kbytes < TB ? (int)kbytes : TB);
+	for (m0 = 0; m0 < c->M; m0 += TR) {
+		int rows = c->M - m0 < TR ? 2 : 0;
+
+		for (n0 = 0; n0 < c->N; n0 += TR)
+			exact_tile(c, m0, n0, rows | (c->N - n0 < TR), esz);
+	}
+}
+
 /* Bytes of the padded copies on the stack at most (each of A and B). */
 #define PAD_MAX (32 << 10)
 /* Rows or columns of a partial block at least, for AMX to take it (of 32). */
@@ -316,11 +442,13 @@ static int64_t amx_end(int64_t n)
 
 /*
  * The rows (or columns) of n that AMX's blocks compute: n rounded up to 32.
- * An int8 call runs the vpdpbusd kernel instead of AMX when its K is under
- * one chunk of 64 (then all of A and B go through padded copies), or when
- * AMX's blocks would compute more than twice its C (40x40: 64x64): AMX's
- * 8x throughput does not make up for the copies and the partial blocks.
- * On the Xeon, one thread, a graph of 256 to 2048 such calls, AMX against
+ * An int8 call that the exact path leaves (K over 64 bytes and not a
+ * multiple, fewer than 8 rows, K under 32 bytes) runs the vpdpbusd kernel
+ * instead of AMX when its K is under one chunk of 64 (then all of A and B
+ * go through padded copies), or when AMX's blocks would compute more than
+ * twice its C: AMX's throughput does not make up for the copies and the
+ * partial blocks.  Measured before the exact path took these shapes, on
+ * the Xeon, one thread, a graph of 256 to 2048 such calls, AMX against
  * HGC_AMX=off (ms): MxKxN 40x64x40 (transformer) 1.26-1.29 / 1.11-1.15,
  * 40x40x64 1.25-1.33 / 1.03-1.05, 20x64x20 0.64-0.70 / 0.52-0.53,
  * 128x40x40 1.65-1.67 / 1.28, 64x40x64 0.86-0.92 / 0.78-0.85, 128x13x512
@@ -354,6 +482,10 @@ static void run(const struct hgc_rt_call *c, int esz, hgc_rt_kernel_fn *zmm,
 	int64_t mend = amx_end(c->M), nend = amx_end(c->N), m0, n0, mpad = 0, npad = 0;
 	char *abuf = NULL, *bbuf = NULL;
 
+	if (takes_exact(c, esz)) {
+		run_exact(c, esz);
+		return;
+	}
 	if (esz == 1 && (c->K < 64 || amx_area(c->M) * amx_area(c->N) > 2 * c->M * c->N)) {
 		zmm(c);
 		return;

@@ -5,7 +5,8 @@
  * enough for AVX2's unwidened vpmaddubsw path, and the bound that picks it;
  * int8 B right before an inaccessible page (the next call's B is prefetched),
  * f32 A too (the next tile's rows are);
- * shapes that the AVX2 int8 and bf16 kernels widen in chunks; empty calls;
+ * shapes that the AVX2 int8 and bf16 kernels widen in chunks; AMX tiles
+ * shaped to a call and its configurations back and forth; empty calls;
  * broken contracts; HGC_ISA and its clamping.
  */
 #include <signal.h>
@@ -665,6 +666,46 @@ static void test_amx_config(void)
 	amx_call_after(released_tiles, "a tile release (again)");
 }
 
+/*
+ * The AMX calls that run on tiles shaped to them (brgemm_amx.c, run_exact):
+ * 8 rows or more, last row and column tiles of 1 to 15 (and none), K of
+ * 32 to 64 bytes in one short chunk or whole chunks of 64, bs 1 and 3,
+ * beta 0/1, padded leading dimensions; 32x32 calls (the padded path, its
+ * own configuration) among them, so each kernel reconfigures back and forth.
+ */
+static void test_amx_exact(void)
+{
+	static const int64_t ms[] = {8, 13, 16, 32, 40, 47}, ns[] = {1, 5, 16, 32, 33, 40};
+	static const int64_t kbytes[] = {32, 40, 64, 128, 192};
+	char err[400] = "", e[200];
+	int k, mi, ni, ki, fails, i;
+
+	if (!hgc_rt_has_amx()) {
+		ok(1, "AMX tiles shaped to the call # SKIP no AMX here");
+		return;
+	}
+	for (k = HGC_RT_U8S8; k <= HGC_RT_BF16; k++) {
+		fails = i = 0;
+		for (mi = 0; mi < 6; mi++)
+			for (ni = 0; ni < 6; ni++)
+				for (ki = 0; ki < 5; ki++, i++) {
+					struct bcase c = {(enum hgc_rt_kind)k, ms[mi], ns[ni],
+							  kbytes[ki] / esz[k], 1 + 2 * (i % 3 == 1),
+							  i % 2, i % 4 == 3 ? 4 : 0,
+							  i % 5 ? FORM_ARRAY : FORM_STRD,
+							  (uint32_t)(3100 + i)};
+
+					if (run_case(&c, NULL, e, sizeof(e)) && !fails++)
+						snprintf(err, sizeof(err), "M=%lld N=%lld K=%lld bs=%lld: %s",
+							 (long long)c.M, (long long)c.N, (long long)c.K,
+							 (long long)c.bs, e);
+				}
+		if (!ok(fails == 0, "AMX %s: tiles shaped to 8-47 rows, 1-40 columns, K 32-192 bytes",
+			kind_name[k]))
+			diag("%d failed; first: %s", fails, err);
+	}
+}
+
 /* Every kernel test at the ISA in use. */
 /*
  * f32 post-ops (hgc_brgemm_f32_post): bias, ReLU and both over the shape
@@ -768,8 +809,10 @@ int main(int argc, char **argv)
 		test_int8_next_b();
 		test_f32_a_ahead();
 	}
-	if (best == HGC_ISA_AVX512)
+	if (best == HGC_ISA_AVX512) {
 		test_amx_config();
+		test_amx_exact();
+	}
 	test_empty();
 	test_contract();
 	test_choose();
