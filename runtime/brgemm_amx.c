@@ -376,6 +376,60 @@ exact_tile(const struct hgc_rt_call *c, int64_t m0, int64_t n0, int tile, int es
 	}
 }
 
+/* One tile of a row of C whose A tile AT is loaded: B's tile into BT, the product into CT,
+   the store. */
+#define ROW_TILE(CT, AT, BT, DP)                                                     \
+	do {                                                                         \
+		if (c->beta)                                                         \
+			_tile_loadd(CT, cp, ldc_b);                                  \
+		else                                                                 \
+			_tile_zero(CT);                                              \
+		_tile_loadd(BT, bp + 4 * n0, ldb_b);                                 \
+		DP(CT, AT, BT);                                                      \
+		_tile_stored(CT, cp, ldc_b);                                         \
+	} while (0)
+
+#define ROW_TILES(DP)                                                                \
+	do {                                                                         \
+		switch (tile) {                                                      \
+		case 0: ROW_TILE(0, 4, 6, DP); break;                                \
+		case 1: ROW_TILE(1, 4, 7, DP); break;                                \
+		case 2: ROW_TILE(2, 5, 6, DP); break;                                \
+		default: ROW_TILE(3, 5, 7, DP); break;                               \
+		}                                                                    \
+	} while (0)
+
+/*
+ * The row of C tiles from row m0 (last: the last rows) of a call of one
+ * batch element and one chunk of k: A's tile loaded once, then a C tile a
+ * column.  Tiles are not renamed, so a tile's load waits for the product
+ * that last read it: where the columns are a multiple of 16, the second
+ * set of column tiles (tmm1, tmm7: 16 columns then) takes every other
+ * column, so one column's load and store overlap the other's product.
+ */
+static inline __attribute__((always_inline)) void
+exact_row(const struct hgc_rt_call *c, int64_t m0, int last, int esz)
+{
+	int64_t lda_b = c->lda * esz, ldb_b = c->ldb * esz, ldc_b = c->ldc * 4, n0;
+	const char *a = (const char *)c->A[0] + m0 * lda_b, *bp = (const char *)c->B[0];
+	bool alternate = c->N % TR == 0;
+	int j;
+
+	if (last)
+		_tile_loadd(5, a, lda_b);
+	else
+		_tile_loadd(4, a, lda_b);
+	for (j = 0, n0 = 0; n0 < c->N; n0 += TR, j++) {
+		char *cp = (char *)c->C + (m0 * c->ldc + n0) * 4;
+		int tile = 2 * last + (c->N - n0 < TR || (alternate && j % 2));
+
+		if (esz == 1)
+			ROW_TILES(_tile_dpbusd);
+		else
+			ROW_TILES(_tile_dpbf16ps);
+	}
+}
+
 /*
  * Below these the exact path loses to the zmm kernel (bench/ukernel, one
  * thread, u8s8 GOP/s zmm / exact): 4x256x512 641 / 552 but 8x256x512 642 /
@@ -388,12 +442,16 @@ exact_tile(const struct hgc_rt_call *c, int64_t m0, int64_t n0, int tile, int es
 /*
  * Whether the exact path takes call c: one width of k chunk (K of at most
  * 64 bytes, or a multiple of 64), and a shape the 32x32 blocks would pad
- * (rows or columns past a multiple of 32, or k past a multiple of 64).
- * Where they pad nothing they stay faster: 2x2 tiles load each A and B
- * tile for two products (u8s8 64x64x64 2166 against 1611 GOP/s exact,
- * 64x64x256 3334 / 2884).  Against the 32x32 blocks with copies, or zmm
- * where they declined: 40x40x64 450 -> 990, 40x64x40 547 -> 842, 20x20x64
- * 269 -> 514, 128x1x256 32 -> 240, 13x17x1024 bs4 270 -> 758.
+ * (rows or columns past a multiple of 32, or k past a multiple of 64) or
+ * one chunk of one batch element (exact_row: each A tile loaded once).
+ * Over several chunks the 32x32 blocks stay faster where they pad
+ * nothing: 2x2 tiles load each A and B tile for two products (u8s8
+ * 64x64x256 3334 against 2884 GOP/s exact).  Against the 32x32 blocks with
+ * copies, or zmm where they declined (bench/ukernel, one thread, GOP/s):
+ * 40x40x64 450 -> 1135, 40x64x40 547 -> 1286, 20x20x64 269 -> 673,
+ * 128x1x256 32 -> 240, 13x17x1024 bs4 270 -> 758; one chunk of whole
+ * blocks, fraction of the vpdpbusd peak: 128x128x64 1.47 -> 1.85,
+ * 32x64x64 2.09 -> 2.73, 64x64x64 2.38 -> 2.44.
  */
 static bool takes_exact(const struct hgc_rt_call *c, int esz)
 {
@@ -403,7 +461,7 @@ static bool takes_exact(const struct hgc_rt_call *c, int esz)
 		return false;
 	if (c->M < EXACT_MIN_ROWS || kbytes < EXACT_MIN_K)
 		return false;
-	return c->M % 32 || c->N % 32 || kbytes % TB;
+	return (c->bs == 1 && kbytes <= TB) || c->M % 32 || c->N % 32 || kbytes % TB;
 }
 
 /*
@@ -422,6 +480,11 @@ static void run_exact(const struct hgc_rt_call *c, int esz)
 	configure_exact(mt ? mt : TR, nt ? nt : TR, kbytes < TB ? (int)kbytes : TB);
 	for (m0 = 0; m0 < c->M; m0 += TR) {
 		int rows = c->M - m0 < TR ? 2 : 0;
+
+		if (c->bs == 1 && kbytes <= TB) {
+			exact_row(c, m0, rows / 2, esz);
+			continue;
+		}
 
 		for (n0 = 0; n0 < c->N; n0 += TR)
 			exact_tile(c, m0, n0, rows | (c->N - n0 < TR), esz);
