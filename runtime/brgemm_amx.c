@@ -410,16 +410,19 @@ exact_tile(const struct hgc_rt_call *c, int64_t m0, int64_t n0, int tile, int es
 static inline __attribute__((always_inline)) void
 exact_row(const struct hgc_rt_call *c, int64_t m0, int last, int esz)
 {
-	int64_t lda_b = c->lda * esz, ldb_b = c->ldb * esz, ldc_b = c->ldc * 4, n0;
+	int64_t lda_b = c->lda * esz, ldb_b = c->ldb * esz, ldc_b = c->ldc * 4;
 	const char *a = (const char *)c->A[0] + m0 * lda_b, *bp = (const char *)c->B[0];
+	int64_t cols = (c->N + TR - 1) / TR, j;
 	bool alternate = c->N % TR == 0;
-	int j;
 
 	if (last)
 		_tile_loadd(5, a, lda_b);
 	else
 		_tile_loadd(4, a, lda_b);
-	for (j = 0, n0 = 0; n0 < c->N; n0 += TR, j++) {
+	for (j = 0; j < cols; j++) {
+		/* last columns of their own second, between two of the first set */
+		int64_t col = alternate || cols < 3 || !j ? j : j == 1 ? cols - 1 : j - 1;
+		int64_t n0 = col * TR;
 		char *cp = (char *)c->C + (m0 * c->ldc + n0) * 4;
 		int tile = 2 * last + (c->N - n0 < TR || (alternate && j % 2));
 
