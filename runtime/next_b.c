@@ -36,6 +36,10 @@
  * -> 4.85-4.87 and 42.5-43.2 -> 40.3-40.5 ms.
  *
  * Only large calls ask, so a small call's path stays as it was.
+ *
+ * AMX calls fetch the next call's A the same way (brgemm_amx.c, next_a),
+ * when theirs continues a stream of A: hgc_rt_a_stream keeps its own
+ * record, so B's calls in between do not break it.
  */
 #include "runtime/runtime_int.h"
 
@@ -47,6 +51,17 @@ int hgc_rt_b_stream(const void *start, const char *end)
 	const char *seen = large_b_end;
 
 	large_b_end = end;
+	return (const char *)start == seen;
+}
+
+/* Where the A of the last AMX call that streams A ended, on this thread. */
+static _Thread_local const char *large_a_end;
+
+int hgc_rt_a_stream(const void *start, const char *end)
+{
+	const char *seen = large_a_end;
+
+	large_a_end = end;
 	return (const char *)start == seen;
 }
 

@@ -3,7 +3,8 @@
  * The first large call on a thread does not; one whose B starts where the
  * last one ended does; one that reads the same B again (a convolution's
  * weights per output row) does not, and the one after it continues from
- * there.  Each thread has its own stream.  And hgc_rt_fetch_once, which
+ * there.  Each thread has its own stream, and the A of AMX calls
+ * (hgc_rt_a_stream) one apart from B's.  And hgc_rt_fetch_once, which
  * keeps attention's next-operand fetches from asking for a region twice:
  * a region is asked for once while it overlaps one of the last four, then
  * again once four others came after it; each thread has its own four.
@@ -25,6 +26,15 @@ static char *panels;
 static int stream(int64_t first, int64_t n)
 {
 	return hgc_rt_b_stream(panels + first * BLK, panels + (first + n) * BLK);
+}
+
+/* A's record is its own: B's calls between two of A's do not break A's stream. */
+static void check_a_stream(void)
+{
+	ok(!hgc_rt_a_stream(panels, panels + BLK), "A: a first call, no stream seen yet");
+	ok(!stream(8, 1), "B: a call between (B's own record)");
+	ok(hgc_rt_a_stream(panels + BLK, panels + 3 * BLK), "A: the call right after: a stream");
+	ok(!hgc_rt_a_stream(panels + BLK, panels + 3 * BLK), "A: the same A again: no stream");
 }
 
 static void check_stream(void)
@@ -91,8 +101,9 @@ static void check_once_threads(void)
 int main(void)
 {
 	panels = malloc(16 * BLK);
-	plan(17);
+	plan(21);
 	check_stream();
+	check_a_stream();
 	check_threads();
 	check_once();
 	check_once_threads();
