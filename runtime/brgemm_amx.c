@@ -477,11 +477,14 @@ exact_row(const struct hgc_rt_call *c, int64_t m0, int last, int esz)
 /*
  * Below these the exact path loses to the zmm kernel (bench/ukernel, one
  * thread, u8s8 GOP/s zmm / exact): 4x256x512 641 / 552 but 8x256x512 642 /
- * 1116 (1 row: 277 / 177); K of 16 bytes, 128x512x16 338 / 280, of 32
- * 128x40x32 386 / 853 (128x512x32, C past L1, 572 / 558).
+ * 1116 (1 row: 277 / 177); and a K under 32 bytes with a C past 32 KiB
+ * (128x512x16 391 / 316, 128x256x16 395 / 335), where with a C that stays
+ * in L1 the exact path wins (128x64x16 361 / 650, 128x64x8 251 / 328,
+ * 128x64x4 143 / 164, 128x64x16 bs4 601 / 1047: dlrm's K = 13).
  */
 #define EXACT_MIN_ROWS 8
-#define EXACT_MIN_K 32
+#define EXACT_SHORT_K 32
+#define EXACT_SHORT_K_C (32 << 10)
 
 /*
  * Whether the exact path takes call c: one width of k chunk (K of at most
@@ -503,7 +506,7 @@ static bool takes_exact(const struct hgc_rt_call *c, int esz)
 
 	if (kbytes > TB && kbytes % TB)
 		return false;
-	if (c->M < EXACT_MIN_ROWS || kbytes < EXACT_MIN_K)
+	if (c->M < EXACT_MIN_ROWS || (kbytes < EXACT_SHORT_K && c->M * c->N * 4 > EXACT_SHORT_K_C))
 		return false;
 	return (c->bs == 1 && kbytes <= TB) || c->M % 32 || c->N % 32 || kbytes % TB;
 }
