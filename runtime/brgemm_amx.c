@@ -122,15 +122,18 @@ static inline void next_a_step(struct next_a *na)
 		_mm_prefetch(na->at, _MM_HINT_T1);
 }
 
-/* Rows 0..nr-1 of A's k bytes k0.. (kb of them, kb < 64) into buf, zero-padded to 64
-   bytes a row. */
+/*
+ * Rows 0..nr-1 of A's k bytes k0.. (kb of them, kb < 64) into buf, zero-padded to 64
+ * bytes a row: a masked load and a store a row (with memset and memcpy, the padded
+ * copies of the last chunk took 1.3 of the 3.55 us of a 128x64x480 call).
+ */
 static void pad_a(const char *a, int64_t lda_b, int64_t k0, int kb, int nr, char *buf)
 {
+	__mmask64 k = ((__mmask64)1 << kb) - 1;
 	int i;
 
-	memset(buf, 0, (size_t)nr * TB);
 	for (i = 0; i < nr; i++)
-		memcpy(buf + i * TB, a + i * lda_b + k0, (size_t)kb);
+		_mm512_storeu_si512(buf + i * TB, _mm512_maskz_loadu_epi8(k, a + i * lda_b + k0));
 }
 
 /* The packed rows of B for A's k bytes k0.. (kb of them, kb < 64; a packed row holds 4
@@ -138,11 +141,17 @@ static void pad_a(const char *a, int64_t lda_b, int64_t k0, int kb, int nr, char
    bytes. */
 static void pad_b(const char *bp, int64_t ldb_b, int64_t k0, int kb, char *buf)
 {
+	const char *src = bp + k0 / 4 * ldb_b;
 	int r;
 
-	memset(buf, 0, TR * 2 * TB);
-	for (r = 0; r < kb / 4; r++)
-		memcpy(buf + r * 2 * TB, bp + (k0 / 4 + r) * ldb_b, 2 * TB);
+	for (r = 0; r < kb / 4; r++) {
+		_mm512_storeu_si512(buf + r * 2 * TB, _mm512_loadu_si512(src + r * ldb_b));
+		_mm512_storeu_si512(buf + r * 2 * TB + TB, _mm512_loadu_si512(src + r * ldb_b + TB));
+	}
+	for (; r < TR; r++) {
+		_mm512_storeu_si512(buf + r * 2 * TB, _mm512_setzero_si512());
+		_mm512_storeu_si512(buf + r * 2 * TB + TB, _mm512_setzero_si512());
+	}
 }
 
 /*
@@ -313,18 +322,31 @@ static void block_bf16(const struct hgc_rt_call *c, const struct plan *p, int64_
 	block(c, p, m0, n0, 1);
 }
 
+/* n bytes (n < 0: none) from src to dst, then zeros up to width, a multiple of 64. */
+static void copy_pad(char *dst, const char *src, int64_t n, int64_t width)
+{
+	int64_t off;
+
+	for (off = 0; off < width; off += TB) {
+		int64_t m = n - off;
+		__mmask64 k = m >= TB ? ~(__mmask64)0 : m <= 0 ? 0 : ((__mmask64)1 << m) - 1;
+
+		_mm512_storeu_si512(dst + off, _mm512_maskz_loadu_epi8(k, src + off));
+	}
+}
+
 /* Rows [r0, r1) of A, every batch element, into buf: 32-row blocks of kpad bytes a row, zeros
    past r1 and past K. */
 static void fill_apad(const struct hgc_rt_call *c, const struct plan *p, int64_t r0, int64_t r1,
 		      char *buf)
 {
-	int64_t b, i;
+	int64_t b, i, rows = p->apad_batch / p->kpad;
 
-	memset(buf, 0, (size_t)(p->apad_batch * c->bs));
 	for (b = 0; b < c->bs; b++)
-		for (i = r0; i < r1; i++)
-			memcpy(buf + b * p->apad_batch + (i - r0) * p->kpad,
-			       (const char *)c->A[b] + i * p->lda_b, (size_t)p->kbytes);
+		for (i = 0; i < rows; i++)
+			copy_pad(buf + b * p->apad_batch + i * p->kpad,
+				 (const char *)c->A[b] + (r0 + i) * p->lda_b,
+				 r0 + i < r1 ? p->kbytes : 0, p->kpad);
 }
 
 /* Columns [c0, c1) of B's packed rows, every batch element, into buf: bpad_ld bytes a row,
@@ -334,11 +356,11 @@ static void fill_bpad(const struct hgc_rt_call *c, const struct plan *p, int64_t
 {
 	int64_t b, r;
 
-	memset(buf, 0, (size_t)(p->bpad_batch * c->bs));
 	for (b = 0; b < c->bs; b++)
-		for (r = 0; r < p->kbytes / 4; r++)
-			memcpy(buf + b * p->bpad_batch + r * p->bpad_ld,
-			       (const char *)c->B[b] + r * p->ldb_b + 4 * c0, (size_t)(c1 - c0) * 4);
+		for (r = 0; r < p->kpad / 4; r++)
+			copy_pad(buf + b * p->bpad_batch + r * p->bpad_ld,
+				 (const char *)c->B[b] + r * p->ldb_b + 4 * c0,
+				 r < p->kbytes / 4 ? (c1 - c0) * 4 : 0, p->bpad_ld);
 }
 
 /* The part of c from row m0 and column n0 on (m x n) with the zmm kernel: the batch a
