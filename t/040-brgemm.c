@@ -669,14 +669,15 @@ static void test_amx_config(void)
 /*
  * The AMX calls that run on tiles shaped to them (brgemm_amx.c, run_exact):
  * 8 rows or more, last row and column tiles of 1 to 15 (and none), K of
- * 4 to 64 bytes in one short chunk or whole chunks of 64, bs 1 and 3,
+ * 4 to 64 bytes in one short chunk or whole chunks of 64 (and two chunks,
+ * the second short, of rows and columns in whole tiles), bs 1 and 3,
  * beta 0/1, padded leading dimensions; 32x32 calls (the padded path, its
  * own configuration) among them, so each kernel reconfigures back and forth.
  */
 static void test_amx_exact(void)
 {
 	static const int64_t ms[] = {8, 13, 16, 32, 40, 47}, ns[] = {1, 5, 16, 32, 33, 40};
-	static const int64_t kbytes[] = {4, 16, 32, 40, 64, 128, 192};
+	static const int64_t kbytes[] = {4, 16, 32, 40, 64, 96, 128, 192};
 	char err[400] = "", e[200];
 	int k, mi, ni, ki, fails, i;
 
@@ -688,7 +689,7 @@ static void test_amx_exact(void)
 		fails = i = 0;
 		for (mi = 0; mi < 6; mi++)
 			for (ni = 0; ni < 6; ni++)
-				for (ki = 0; ki < 7; ki++, i++) {
+				for (ki = 0; ki < 8; ki++, i++) {
 					struct bcase c = {(enum hgc_rt_kind)k, ms[mi], ns[ni],
 							  kbytes[ki] / esz[k], 1 + 2 * (i % 3 == 1),
 							  i % 2, i % 4 == 3 ? 4 : 0,
