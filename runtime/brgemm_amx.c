@@ -39,24 +39,30 @@ struct tilecfg {
 };
 
 /*
- * Make the thread's tile configuration the one every tile of this file
- * uses.  Loading it (ldtilecfg) took 50 ns on the Xeon, a tenth of an int8
- * 64x64x64 call with its epilogue; reading the one in force (sttilecfg:
- * all zeros once released) and comparing takes 7.5 ns.  So a call loads it
- * only when it finds another, and leaves it configured.
+ * Make the thread's tile configuration tmm0-7 of rows[i] rows by colsb[i]
+ * bytes.  Loading one (ldtilecfg) took 50 ns on the Xeon, a tenth of an
+ * int8 64x64x64 call with its epilogue; reading the one in force
+ * (sttilecfg: all zeros once released) and comparing takes 7.5 ns.  So a
+ * call loads its own only when it finds another, and leaves it configured.
  */
-static void configure(void)
+static void use_config(const uint8_t rows[8], const uint16_t colsb[8])
 {
-	static const struct tilecfg want = {
-		.palette = 1,
-		.colsb = {TB, TB, TB, TB, TB, TB, TB, TB},
-		.rows = {TR, TR, TR, TR, TR, TR, TR, TR},
-	};
-	struct tilecfg cur;
+	struct tilecfg want = {.palette = 1}, cur;
 
+	memcpy(want.rows, rows, 8);
+	memcpy(want.colsb, colsb, 8 * sizeof(colsb[0]));
 	_tile_storeconfig(&cur);
 	if (memcmp(&cur, &want, sizeof(want)))
 		_tile_loadconfig(&want);
+}
+
+/* The configuration of the 32x32 blocks: every tile 16 rows by 64 bytes. */
+static void configure(void)
+{
+	static const uint8_t rows[8] = {TR, TR, TR, TR, TR, TR, TR, TR};
+	static const uint16_t colsb[8] = {TB, TB, TB, TB, TB, TB, TB, TB};
+
+	use_config(rows, colsb);
 }
 
 /*
@@ -69,16 +75,10 @@ static void configure(void)
  */
 static void configure_exact(int mt, int nt, int kc)
 {
-	struct tilecfg want = {.palette = 1};
 	const uint8_t rows[8] = {TR, TR, mt, mt, TR, mt, kc / 4, kc / 4};
 	const uint16_t colsb[8] = {TB, nt * 4, TB, nt * 4, kc, kc, TB, nt * 4};
-	struct tilecfg cur;
 
-	memcpy(want.rows, rows, sizeof(rows));
-	memcpy(want.colsb, colsb, sizeof(colsb));
-	_tile_storeconfig(&cur);
-	if (memcmp(&cur, &want, sizeof(want)))
-		_tile_loadconfig(&want);
+	use_config(rows, colsb);
 }
 
 /*
@@ -544,16 +544,10 @@ static void run_row2(const struct hgc_rt_call *c, int esz)
 	int64_t lda_b = c->lda * esz, ldb_b = c->ldb * esz, ldc_b = c->ldc * 4, m0, n0, j;
 	int kb = (int)(c->K * esz - TB);
 	const char *bp = (const char *)c->B[0];
-	struct tilecfg want = {.palette = 1};
 	const uint8_t rows[8] = {TR, TR, TR, TR, TR, TR, TR, kb / 4};
 	const uint16_t colsb[8] = {TB, TB, TB, TB, TB, kb, TB, TB};
-	struct tilecfg cur;
 
-	memcpy(want.rows, rows, sizeof(rows));
-	memcpy(want.colsb, colsb, sizeof(colsb));
-	_tile_storeconfig(&cur);
-	if (memcmp(&cur, &want, sizeof(want)))
-		_tile_loadconfig(&want);
+	use_config(rows, colsb);
 	for (m0 = 0; m0 < c->M; m0 += TR) {
 		const char *a = (const char *)c->A[0] + m0 * lda_b;
 
