@@ -10,17 +10,22 @@
  * two A tiles, tmm6-7 two B tiles; one chunk of 64 bytes of k is 4 loads
  * and 4 dot products of 16x16 (16 cycles each).
  *
- * Two ways through a call.  Where its rows and columns are multiples of 32
- * and K of 64 bytes, 32x32 blocks of C (2x2 tiles, every tile 16 rows by
- * 64 bytes); the others, where K is at most 64 bytes or a multiple of 64,
- * tile by tile in a configuration made for the call (run_exact: the last
- * rows, columns and a short k chunk are tiles of their own size, so
- * nothing is copied); the rest in 32x32 blocks with the k past the last
- * multiple of 64 bytes and the rows and columns of a last partial block
- * through zero-padded copies on the stack (run), a partial block of fewer
- * than 8 in the zmm kernel (brgemm_avx512.c).  A configuration is loaded
- * by a call that finds another in force (other code on the thread, oneDNN
- * for one, may have changed it) and left in place for the next call.
+ * The ways through a call (run picks one).  A call of one batch element
+ * and one chunk of k, or whose shape the 32x32 blocks would pad (and K is
+ * at most 64 bytes or a multiple of 64), runs tile by tile in a
+ * configuration made for it (run_exact: the last rows, columns and a short
+ * k chunk are tiles of their own size, so nothing is copied; a row of
+ * tiles shares its A tile, exact_row).  An int8 call of one batch element,
+ * two chunks of k and whole tiles keeps both A tiles for a row (run_row2).
+ * Rows and columns in multiples of 32 with K in chunks of 64 bytes run in
+ * 32x32 blocks of C (2x2 tiles, every tile 16 rows by 64 bytes), and so
+ * does the rest, with the k past the last multiple of 64 bytes and the
+ * rows and columns of a last partial block through zero-padded copies on
+ * the stack, a partial block of fewer than 8 in the zmm kernel
+ * (brgemm_avx512.c).  A configuration is loaded by a call that finds
+ * another in force (other code on the thread, oneDNN for one, may have
+ * changed it) and left in place for the next call.  A call whose A
+ * continues a stream asks for the next call's A into L2 (next_a).
  */
 #include <immintrin.h>
 #include <stdbool.h>
