@@ -374,11 +374,12 @@ static void zmm_part(const struct hgc_rt_call *c, int64_t m0, int64_t n0, int64_
 		     int esz, hgc_rt_kernel_fn *kernel)
 {
 	const void *pa[32], *pb[32];
-	struct hgc_rt_call s = *c;
+	struct hgc_rt_call s;
 	int64_t b0, i, nb;
 
-	if (m <= 0 || n <= 0)
+	if (m <= 0 || n <= 0)	/* most calls: before copying the call */
 		return;
+	s = *c;
 	s.A = pa;
 	s.B = pb;
 	s.C = (char *)c->C + (m0 * c->ldc + n0) * 4;
