@@ -397,6 +397,15 @@ static void zmm_part(const struct hgc_rt_call *c, int64_t m0, int64_t n0, int64_
 	}
 }
 
+/* C tile CT from cp (ldc_b bytes a row) where the call accumulates, else zeros. */
+#define TILE_START(CT)                                                               \
+	do {                                                                         \
+		if (c->beta)                                                         \
+			_tile_loadd(CT, cp, ldc_b);                                  \
+		else                                                                 \
+			_tile_zero(CT);                                              \
+	} while (0)
+
 /*
  * One C tile of the exact path, in tile CT from A tile AT and B tile BT:
  * every batch element's k chunks (64 bytes, or all of a K of at most 64),
@@ -405,10 +414,7 @@ static void zmm_part(const struct hgc_rt_call *c, int64_t m0, int64_t n0, int64_
  */
 #define EXACT_TILE(CT, AT, BT, DP)                                                   \
 	do {                                                                         \
-		if (c->beta)                                                         \
-			_tile_loadd(CT, cp, ldc_b);                                  \
-		else                                                                 \
-			_tile_zero(CT);                                              \
+		TILE_START(CT);                                                      \
 		for (b = 0; b < c->bs; b++)                                          \
 			for (k = 0; k < kbytes; k += TB) {                           \
 				_tile_loadd(AT, (const char *)c->A[b] + m0 * lda_b + k, lda_b); \
@@ -449,10 +455,7 @@ exact_tile(const struct hgc_rt_call *c, int64_t m0, int64_t n0, int tile, int es
    the store. */
 #define ROW_TILE(CT, AT, BT, DP)                                                     \
 	do {                                                                         \
-		if (c->beta)                                                         \
-			_tile_loadd(CT, cp, ldc_b);                                  \
-		else                                                                 \
-			_tile_zero(CT);                                              \
+		TILE_START(CT);                                                      \
 		_tile_loadd(BT, bp + 4 * n0, ldb_b);                                 \
 		DP(CT, AT, BT);                                                      \
 		_tile_stored(CT, cp, ldc_b);                                         \
@@ -503,28 +506,15 @@ exact_row(const struct hgc_rt_call *c, int64_t m0, int last, int esz)
 }
 
 /* One tile of a row of C over two chunks of k: A's two tiles loaded (tmm4, tmm5), B's
-   two into tmm6 and tmm7, the products into CT, the store. */
-#define ROW2_TILE(CT, DP)                                                            \
+   two into tmm6 and tmm7, the products (tdpbusd) into CT, the store. */
+#define ROW2_TILE(CT)                                                                \
 	do {                                                                         \
-		if (c->beta)                                                         \
-			_tile_loadd(CT, cp, ldc_b);                                  \
-		else                                                                 \
-			_tile_zero(CT);                                              \
+		TILE_START(CT);                                                      \
 		_tile_loadd(6, bp + 4 * n0, ldb_b);                                  \
-		DP(CT, 4, 6);                                                        \
+		_tile_dpbusd(CT, 4, 6);                                              \
 		_tile_loadd(7, bp + 16 * ldb_b + 4 * n0, ldb_b);                     \
-		DP(CT, 5, 7);                                                        \
+		_tile_dpbusd(CT, 5, 7);                                              \
 		_tile_stored(CT, cp, ldc_b);                                         \
-	} while (0)
-
-#define ROW2_TILES(DP)                                                               \
-	do {                                                                         \
-		switch (j % 4) {                                                     \
-		case 0: ROW2_TILE(0, DP); break;                                     \
-		case 1: ROW2_TILE(1, DP); break;                                     \
-		case 2: ROW2_TILE(2, DP); break;                                     \
-		default: ROW2_TILE(3, DP); break;                                    \
-		}                                                                    \
 	} while (0)
 
 /*
@@ -545,10 +535,10 @@ static bool takes_row2(const struct hgc_rt_call *c, int esz)
 }
 
 /* takes_row2's calls: a configuration of 16x16 C tiles, A and B tiles of the two chunks. */
-static void run_row2(const struct hgc_rt_call *c, int esz)
+static void run_row2(const struct hgc_rt_call *c)
 {
-	int64_t lda_b = c->lda * esz, ldb_b = c->ldb * esz, ldc_b = c->ldc * 4, m0, n0, j;
-	int kb = (int)(c->K * esz - TB);
+	int64_t lda_b = c->lda, ldb_b = c->ldb, ldc_b = c->ldc * 4, m0, n0, j;
+	int kb = (int)(c->K - TB);
 	const char *bp = (const char *)c->B[0];
 	const uint8_t rows[8] = {TR, TR, TR, TR, TR, TR, TR, kb / 4};
 	const uint16_t colsb[8] = {TB, TB, TB, TB, TB, kb, TB, TB};
@@ -562,10 +552,12 @@ static void run_row2(const struct hgc_rt_call *c, int esz)
 		for (j = 0, n0 = 0; n0 < c->N; n0 += TR, j++) {
 			char *cp = (char *)c->C + (m0 * c->ldc + n0) * 4;
 
-			if (esz == 1)
-				ROW2_TILES(_tile_dpbusd);
-			else
-				ROW2_TILES(_tile_dpbf16ps);
+			switch (j % 4) {
+			case 0: ROW2_TILE(0); break;
+			case 1: ROW2_TILE(1); break;
+			case 2: ROW2_TILE(2); break;
+			default: ROW2_TILE(3); break;
+			}
 		}
 	}
 }
@@ -624,16 +616,15 @@ static void run_exact(const struct hgc_rt_call *c, int esz)
 	next_a_init(c, c->lda * esz, kbytes, (c->M + TR - 1) / TR, &na);
 	configure_exact(mt ? mt : TR, nt ? nt : TR, kbytes < TB ? (int)kbytes : TB);
 	for (m0 = 0; m0 < c->M; m0 += TR) {
-		int rows = c->M - m0 < TR ? 2 : 0;
+		int last = c->M - m0 < TR;
 
 		next_a_step(&na);
 		if (c->bs == 1 && kbytes <= TB) {
-			exact_row(c, m0, rows / 2, esz);
+			exact_row(c, m0, last, esz);
 			continue;
 		}
-
 		for (n0 = 0; n0 < c->N; n0 += TR)
-			exact_tile(c, m0, n0, rows | (c->N - n0 < TR), esz);
+			exact_tile(c, m0, n0, 2 * last + (c->N - n0 < TR), esz);
 	}
 }
 
@@ -697,7 +688,7 @@ static void run(const struct hgc_rt_call *c, int esz, hgc_rt_kernel_fn *zmm,
 		return;
 	}
 	if (takes_row2(c, esz)) {
-		run_row2(c, esz);
+		run_row2(c);
 		return;
 	}
 	if (esz == 1 && (c->K < 64 || amx_area(c->M) * amx_area(c->N) > 2 * c->M * c->N)) {

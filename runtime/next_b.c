@@ -46,23 +46,26 @@
 /* Where the B of the last large call ended, on this thread. */
 static _Thread_local const char *large_b_end;
 
-int hgc_rt_b_stream(const void *start, const char *end)
-{
-	const char *seen = large_b_end;
-
-	large_b_end = end;
-	return (const char *)start == seen;
-}
-
 /* Where the A of the last AMX call that streams A ended, on this thread. */
 static _Thread_local const char *large_a_end;
 
+/* Whether [start, end) begins where the region *last_end ended; remembers end. */
+static int continues(const char **last_end, const void *start, const char *end)
+{
+	const char *seen = *last_end;
+
+	*last_end = end;
+	return (const char *)start == seen;
+}
+
+int hgc_rt_b_stream(const void *start, const char *end)
+{
+	return continues(&large_b_end, start, end);
+}
+
 int hgc_rt_a_stream(const void *start, const char *end)
 {
-	const char *seen = large_a_end;
-
-	large_a_end = end;
-	return (const char *)start == seen;
+	return continues(&large_a_end, start, end);
 }
 
 /*
