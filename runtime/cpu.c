@@ -192,8 +192,9 @@ int hgc_rt_has_vnni(void)
    HGC_AMX=off or hgc_rt_set_amx(0). */
 int hgc_rt_has_amx(void)
 {
-	return atomic_load_explicit(&amx_on, memory_order_relaxed) &&
-	       hgc_rt_isa() == HGC_ISA_AVX512 &&
+	/* hgc_rt_isa() first: it runs init, which sets amx_on */
+	return hgc_rt_isa() == HGC_ISA_AVX512 &&
+	       atomic_load_explicit(&amx_on, memory_order_relaxed) &&
 	       (hgc_rt_cpu()->amx_int8 || hgc_rt_cpu()->amx_bf16);
 }
 
