@@ -101,46 +101,59 @@ static double fixed(const struct shape *s, const char *a, const char *b, long dr
 	return 4096.0 * 4;
 }
 
-static double blocks(const struct shape *s, int overlap)
+/* The first chunk of a block whose C tiles still hold the last block's sums
+   (at prev): each stored right before its first product here. */
+static inline __attribute__((always_inline)) void
+chunk_after(const char *a, long lda, const char *b, long ldb, char *prev, long ldc)
 {
-	long ldb = s->N * 4, ldc = s->N * 4, m0, n0, k;
+	_tile_stored(0, prev, ldc);
+	_tile_zero(0);
+	_tile_loadd(6, b, ldb);
+	_tile_loadd(4, a, lda);
+	_tile_dpbusd(0, 4, 6);
+	_tile_stored(2, prev + 16 * ldc, ldc);
+	_tile_zero(2);
+	_tile_loadd(5, a + 16 * lda, lda);
+	_tile_dpbusd(2, 5, 6);
+	_tile_stored(1, prev + 64, ldc);
+	_tile_zero(1);
+	_tile_loadd(7, b + 64, ldb);
+	_tile_dpbusd(1, 4, 7);
+	_tile_stored(3, prev + 16 * ldc + 64, ldc);
+	_tile_zero(3);
+	_tile_dpbusd(3, 5, 7);
+}
+
+/* overlap: chunk_after for each block's first chunk; snake: the column
+   blocks of odd row blocks backwards and every other block's k backwards,
+   so that a block starts on the operand chunks the last one read last. */
+static double blocks(const struct shape *s, int overlap, int snake)
+{
+	long ldb = s->N * 4, ldc = s->N * 4, nk = s->K / 64, nbj = s->N / 32, i, t, q;
 	char *prev = NULL;
+	int back = 0;
 
 	zero4();
-	for (m0 = 0; m0 < s->M; m0 += 32)
-		for (n0 = 0; n0 < s->N; n0 += 32) {
-			const char *a = s->A + m0 * s->K, *b = s->B + n0 * 4;
+	for (i = 0; i < s->M / 32; i++)
+		for (t = 0; t < nbj; t++) {
+			long j = snake && (i & 1) ? nbj - 1 - t : t;
+			const char *a = s->A + i * 32 * s->K, *b = s->B + j * 32 * 4;
 
 			if (prev && !overlap) {
 				store4(prev, ldc);
 				zero4();
 			}
-			for (k = 0; k < s->K; k += 64) {
+			for (q = 0; q < nk; q++) {
+				long k = (back ? nk - 1 - q : q) * 64;
 				const char *bt = b + (k / 4) * ldb;
 
-				if (!k && prev && overlap) {
-					/* each C tile stored right before its first product here */
-					_tile_stored(0, prev, ldc);
-					_tile_zero(0);
-					_tile_loadd(6, bt, ldb);
-					_tile_loadd(4, a, s->K);
-					_tile_dpbusd(0, 4, 6);
-					_tile_stored(2, prev + 16 * ldc, ldc);
-					_tile_zero(2);
-					_tile_loadd(5, a + 16 * s->K, s->K);
-					_tile_dpbusd(2, 5, 6);
-					_tile_stored(1, prev + 64, ldc);
-					_tile_zero(1);
-					_tile_loadd(7, bt + 64, ldb);
-					_tile_dpbusd(1, 4, 7);
-					_tile_stored(3, prev + 16 * ldc + 64, ldc);
-					_tile_zero(3);
-					_tile_dpbusd(3, 5, 7);
-					continue;
-				}
-				chunk(a + k, s->K, bt, bt + 64, ldb);
+				if (!q && prev && overlap)
+					chunk_after(a + k, s->K, bt, ldb, prev, ldc);
+				else
+					chunk(a + k, s->K, bt, bt + 64, ldb);
 			}
-			prev = s->C + (m0 * s->N + n0) * 4;
+			prev = s->C + (i * 32 * s->N + j * 32) * 4;
+			back ^= snake;
 		}
 	store4(prev, ldc);
 	return (double)(s->M / 16) * (double)(s->N / 16) * (double)(s->K / 64);
@@ -148,12 +161,22 @@ static double blocks(const struct shape *s, int overlap)
 
 static double blocks_plain(const struct shape *s)
 {
-	return blocks(s, 0);
+	return blocks(s, 0, 0);
 }
 
 static double blocks_overlap(const struct shape *s)
 {
-	return blocks(s, 1);
+	return blocks(s, 1, 0);
+}
+
+static double blocks_snake(const struct shape *s)
+{
+	return blocks(s, 0, 1);
+}
+
+static double blocks_snake_overlap(const struct shape *s)
+{
+	return blocks(s, 1, 1);
 }
 
 static double blocks_2x1(const struct shape *s)
@@ -231,7 +254,9 @@ static const struct probe {
 	{"fixed", fixed_nodrain, 0},		{"fixed/zeros", fixed_zeros, 0},
 	{"fixed/drain4", fixed_drain4, 0},
 	{"fixed/drain16", fixed_drain16, 0},	{"blocks", blocks_plain, 1},
-	{"blocks/overlap", blocks_overlap, 1},	{"blocks/2x1", blocks_2x1, 1},
+	{"blocks/overlap", blocks_overlap, 1},	{"blocks/snake", blocks_snake, 1},
+	{"blocks/snake+overlap", blocks_snake_overlap, 1},
+	{"blocks/2x1", blocks_2x1, 1},
 	{"blocks/tiledB", blocks_tiled_b, 1},
 };
 #define NPROBES (sizeof(probes) / sizeof(probes[0]))
@@ -276,7 +301,7 @@ static void measure(struct shape *s, int first_shape)
 		}
 	for (i = 0; i < NPROBES; i++)
 		if (probes[i].per_shape || first_shape)
-			printf("  %-16s %-14s %6.2f ns a product\n", probes[i].name,
+			printf("  %-22s %-8s %6.2f ns a product\n", probes[i].name,
 			       probes[i].per_shape ? "" : "(in L1)", best[i]);
 }
 
