@@ -11,7 +11,8 @@
  * is spent, at most max_iters; 3 when the warm-up alone exceeds the budget,
  * 2 beyond 2 s), then every round gives each column its share of those
  * runs as one slice, in an order that rotates per round so that no column
- * always runs first (right after another column evicted its data) or last.
+ * always runs first (right after another column evicted its data) or last;
+ * a slice of short runs opens with 10 ms of untimed ones (REWARM_S).
  * Each column's last run comes after the rounds, on a poisoned dst, and
  * is the one its check reads.  A column's figure is the median of all its
  * runs (the fastest with --fastest); load that comes and goes then lands
@@ -33,11 +34,20 @@
 #define LONG_MIN_ITERS 3
 #define VERY_LONG_S 2.0
 
-/* A slice opens with an untimed run when runs are shorter than this: it brings
-   the column's data back into the caches the other columns used, so that the
-   timed runs see warm caches as a column timed alone does.  Longer runs pay
-   the refill once in milliseconds of work and are timed from the first. */
+/* A slice opens with untimed runs when runs are shorter than REWARM_MAX_S:
+   for REWARM_S (at least one run).  They bring the column's data back into
+   the caches the other columns used, and they let the core's clock settle
+   where this column's code puts it, so that the timed runs see what a column
+   timed alone sees.  The clock is why it is milliseconds: AMX code lowers it
+   for a while (the Xeon, measured by a dependent add chain around the
+   slices: 2.65-2.68 GHz around hgc's int8 256^3 alone, 2.43-2.48 GHz when
+   oneDNN's AMX columns ran in between), and one untimed run left hgc's
+   int8 256^3 at 20.8-21.0 us where alone it ran 17.7-17.9; 2 ms of untimed
+   runs gave 21.3 (median), 5 ms 18.3, 10 ms 17.9, oneDNN's columns unchanged
+   (16.2-16.8 and 15.1-15.3).  Longer runs pay the refill once in
+   milliseconds of work and are timed from the first. */
 #define REWARM_MAX_S 0.002
+#define REWARM_S 0.01
 
 /* The clock: the options' (tests), or the wall clock. */
 static double now(const struct hgc_bench_opts *o)
@@ -94,15 +104,19 @@ static int share(const struct hgc_bench_timing *tm, int r, int nr)
 	return (int)(runs * (r + 1) / nr - runs * r / nr);
 }
 
-/* One slice: runs timed runs of tm, after an untimed one when runs are short. */
+/* One slice: runs timed runs of tm, after REWARM_S of untimed ones when runs are short. */
 static void slice(struct hgc_bench_timing *tm, int runs, const struct hgc_bench_opts *o)
 {
 	double t0;
 
 	if (tm->enter)
 		tm->enter(tm->threads);
-	if (tm->run_s < REWARM_MAX_S)
-		tm->k->run(tm->k->ctx);
+	if (tm->run_s < REWARM_MAX_S) {
+		t0 = now(o);
+		do
+			tm->k->run(tm->k->ctx);
+		while (now(o) - t0 < REWARM_S);
+	}
 	while (runs-- > 0) {
 		t0 = now(o);
 		tm->k->run(tm->k->ctx);

@@ -78,8 +78,8 @@ int main(void)
 	is_int(tm[2].target, 5, "100 ms: 5 runs (at least min_iters)");
 	for (i = 0; i < 3; i++)
 		is_int(tm[i].n, tm[i].target, "column %d ran its planned runs", i);
-	is_int(f[0].runs, 10 + 49 + 10 + 1,
-	       "1.1 ms: 10 warm-up runs, 49 timed in rounds, one untimed per slice, the final one");
+	is_int(f[0].runs, 10 + 49 + 10 * 10 + 1,
+	       "1.1 ms: 10 warm-up runs, 49 timed in rounds, 10 ms (10 runs) untimed per slice, the final one");
 	is_int(f[1].runs, 5 + 28, "11 ms: 5 warm-up runs, 28 timed, no untimed one per slice");
 	ok(fabs(tm[0].ms - 1.1) < 1e-9 && fabs(tm[1].ms - 11) < 1e-9 && fabs(tm[2].ms - 100) < 1e-9,
 	   "the figures: %g, %g, %g ms", tm[0].ms, tm[1].ms, tm[2].ms);
