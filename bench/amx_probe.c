@@ -15,6 +15,9 @@
  *                    B packed rows N * 4 bytes)
  *   blocks/overlap   the same with a block's stores interleaved with the next
  *                    block's first chunk
+ *   blocks/snake     the column blocks of odd row blocks backwards and every
+ *                    other block's k backwards (a block starts on what the
+ *                    last one read last); blocks/snake+overlap both
  *   blocks/2x1       32x16 blocks of C in two tiles, the operands double-buffered
  *                    (3 loads for 2 products, no load waits for a product)
  *   blocks/tiledB    B laid out as 1 KiB tiles, [N / 16][K / 64][16][64]
@@ -30,6 +33,7 @@
 #include <time.h>
 
 #include "runtime/runtime.h"
+#include "runtime/runtime_int.h"
 
 #define ROUNDS 7
 #define REPS 50
@@ -323,7 +327,7 @@ int main(int argc, char **argv)
 	int n = argc > 1 ? argc - 1 : 2, i;
 	struct tilecfg cfg;
 
-	if (!hgc_rt_has_amx()) {
+	if (!hgc_rt_has_amx() || !hgc_rt_cpu()->amx_int8) {
 		fprintf(stderr, "amx_probe: no AMX int8 here (or HGC_AMX=off)\n");
 		return 1;
 	}
