@@ -21,6 +21,7 @@
  *   blocks/2x1       32x16 blocks of C in two tiles, the operands double-buffered
  *                    (3 loads for 2 products, no load waits for a product)
  *   blocks/tiledB    B laid out as 1 KiB tiles, [N / 16][K / 64][16][64]
+ *   blocks/tiledAB   A so too, [M / 16][K / 64][16][64]
  *
  * docs/runtime.md ("AMX blocks: where the time goes", session 24) has what it
  * showed.  Usage: amx_probe [MxNxK ...] (default 64x64x256 256x64x1024).
@@ -46,7 +47,7 @@ struct tilecfg {
 
 struct shape {
 	long M, N, K;
-	char *A, *B, *Bt, *C, *Z;	/* Z: 32 KiB of zeros */
+	char *A, *At, *B, *Bt, *C, *Z;	/* Z: 32 KiB of zeros */
 };
 
 static double now(void)
@@ -230,6 +231,31 @@ static double blocks_tiled_b(const struct shape *s)
 	return (double)(s->M / 16) * (double)(s->N / 16) * (double)(s->K / 64);
 }
 
+/* A as 1 KiB tiles too, [M / 16][K / 64][16][64] (the buffer At). */
+static double blocks_tiled_ab(const struct shape *s)
+{
+	long ldc = s->N * 4, kt = s->K / 64, m0, n0, k;
+
+	for (m0 = 0; m0 < s->M; m0 += 32)
+		for (n0 = 0; n0 < s->N; n0 += 32) {
+			const char *a = s->At + (m0 / 16) * kt * 1024, *b = s->Bt + (n0 / 16) * kt * 1024;
+
+			zero4();
+			for (k = 0; k < kt; k++) {
+				_tile_loadd(6, b + k * 1024, 64);
+				_tile_loadd(4, a + k * 1024, 64);
+				_tile_dpbusd(0, 4, 6);
+				_tile_loadd(5, a + (kt + k) * 1024, 64);
+				_tile_dpbusd(2, 5, 6);
+				_tile_loadd(7, b + (kt + k) * 1024, 64);
+				_tile_dpbusd(1, 4, 7);
+				_tile_dpbusd(3, 5, 7);
+			}
+			store4(s->C + (m0 * s->N + n0) * 4, ldc);
+		}
+	return (double)(s->M / 16) * (double)(s->N / 16) * (double)(s->K / 64);
+}
+
 static double fixed_nodrain(const struct shape *s)
 {
 	return fixed(s, s->A, s->B, 0);
@@ -261,7 +287,7 @@ static const struct probe {
 	{"blocks/overlap", blocks_overlap, 1},	{"blocks/snake", blocks_snake, 1},
 	{"blocks/snake+overlap", blocks_snake_overlap, 1},
 	{"blocks/2x1", blocks_2x1, 1},
-	{"blocks/tiledB", blocks_tiled_b, 1},
+	{"blocks/tiledB", blocks_tiled_b, 1},	{"blocks/tiledAB", blocks_tiled_ab, 1},
 };
 #define NPROBES (sizeof(probes) / sizeof(probes[0]))
 
@@ -347,6 +373,7 @@ int main(int argc, char **argv)
 		s.A = buffer(s.M * s.K > 16384 ? s.M * s.K : 16384, 1);
 		s.B = buffer(s.K * s.N > 16384 ? s.K * s.N : 16384, 1);
 		s.Bt = buffer(s.K * s.N, 1);
+		s.At = buffer(s.M * s.K, 1);
 		s.C = buffer(s.M * s.N * 4 + 8192, 1);
 		s.Z = buffer(32768, 0);
 		printf("%s (A %ld KiB, B %ld KiB), fastest of %d rounds:\n", shapes[i],
@@ -355,6 +382,7 @@ int main(int argc, char **argv)
 		free(s.A);
 		free(s.B);
 		free(s.Bt);
+		free(s.At);
 		free(s.C);
 		free(s.Z);
 	}
