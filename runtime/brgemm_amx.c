@@ -127,6 +127,19 @@ static inline void next_a_step(struct next_a *na)
 		_mm_prefetch(na->at, _MM_HINT_T1);
 }
 
+/* n bytes (n < 0: none) from src to dst, then zeros up to width, a multiple of 64. */
+static void copy_pad(char *dst, const char *src, int64_t n, int64_t width)
+{
+	int64_t off;
+
+	for (off = 0; off < width; off += TB) {
+		int64_t m = n - off;
+		__mmask64 k = m >= TB ? ~(__mmask64)0 : m <= 0 ? 0 : ((__mmask64)1 << m) - 1;
+
+		_mm512_storeu_si512(dst + off, _mm512_maskz_loadu_epi8(k, src + off));
+	}
+}
+
 /*
  * Rows 0..nr-1 of A's k bytes k0.. (kb of them, kb < 64) into buf, zero-padded to 64
  * bytes a row: a masked load and a store a row (with memset and memcpy, the padded
@@ -134,11 +147,10 @@ static inline void next_a_step(struct next_a *na)
  */
 static void pad_a(const char *a, int64_t lda_b, int64_t k0, int kb, int nr, char *buf)
 {
-	__mmask64 k = ((__mmask64)1 << kb) - 1;
 	int i;
 
 	for (i = 0; i < nr; i++)
-		_mm512_storeu_si512(buf + i * TB, _mm512_maskz_loadu_epi8(k, a + i * lda_b + k0));
+		copy_pad(buf + i * TB, a + i * lda_b + k0, kb, TB);
 }
 
 /* The packed rows of B for A's k bytes k0.. (kb of them, kb < 64; a packed row holds 4
@@ -149,14 +161,8 @@ static void pad_b(const char *bp, int64_t ldb_b, int64_t k0, int kb, char *buf)
 	const char *src = bp + k0 / 4 * ldb_b;
 	int r;
 
-	for (r = 0; r < kb / 4; r++) {
-		_mm512_storeu_si512(buf + r * 2 * TB, _mm512_loadu_si512(src + r * ldb_b));
-		_mm512_storeu_si512(buf + r * 2 * TB + TB, _mm512_loadu_si512(src + r * ldb_b + TB));
-	}
-	for (; r < TR; r++) {
-		_mm512_storeu_si512(buf + r * 2 * TB, _mm512_setzero_si512());
-		_mm512_storeu_si512(buf + r * 2 * TB + TB, _mm512_setzero_si512());
-	}
+	for (r = 0; r < TR; r++)
+		copy_pad(buf + r * 2 * TB, src + r * ldb_b, r < kb / 4 ? 2 * TB : 0, 2 * TB);
 }
 
 /*
@@ -327,19 +333,6 @@ static void block_bf16(const struct hgc_rt_call *c, const struct plan *p, int64_
 	block(c, p, m0, n0, 1);
 }
 
-/* n bytes (n < 0: none) from src to dst, then zeros up to width, a multiple of 64. */
-static void copy_pad(char *dst, const char *src, int64_t n, int64_t width)
-{
-	int64_t off;
-
-	for (off = 0; off < width; off += TB) {
-		int64_t m = n - off;
-		__mmask64 k = m >= TB ? ~(__mmask64)0 : m <= 0 ? 0 : ((__mmask64)1 << m) - 1;
-
-		_mm512_storeu_si512(dst + off, _mm512_maskz_loadu_epi8(k, src + off));
-	}
-}
-
 /* Rows [r0, r1) of A, every batch element, into buf: 32-row blocks of kpad bytes a row, zeros
    past r1 and past K. */
 static void fill_apad(const struct hgc_rt_call *c, const struct plan *p, int64_t r0, int64_t r1,
@@ -397,6 +390,18 @@ static void zmm_part(const struct hgc_rt_call *c, int64_t m0, int64_t n0, int64_
 	}
 }
 
+/* T(CT, AT, BT, DP) for the kind `tile` of C tile (bit 0: the last columns, in tmm1 and
+   tmm3 with B in tmm7; bit 1: the last rows, in tmm2 and tmm3 with A in tmm5). */
+#define BY_TILE(T, DP)                                                               \
+	do {                                                                         \
+		switch (tile) {                                                      \
+		case 0: T(0, 4, 6, DP); break;                                       \
+		case 1: T(1, 4, 7, DP); break;                                       \
+		case 2: T(2, 5, 6, DP); break;                                       \
+		default: T(3, 5, 7, DP); break;                                      \
+		}                                                                    \
+	} while (0)
+
 /* C tile CT from cp (ldc_b bytes a row) where the call accumulates, else zeros. */
 #define TILE_START(CT)                                                               \
 	do {                                                                         \
@@ -434,21 +439,10 @@ exact_tile(const struct hgc_rt_call *c, int64_t m0, int64_t n0, int tile, int es
 	int64_t kbytes = c->K * esz, b, k;
 	char *cp = (char *)c->C + (m0 * c->ldc + n0) * 4;
 
-	if (esz == 1) {
-		switch (tile) {
-		case 0: EXACT_TILE(0, 4, 6, _tile_dpbusd); break;
-		case 1: EXACT_TILE(1, 4, 7, _tile_dpbusd); break;
-		case 2: EXACT_TILE(2, 5, 6, _tile_dpbusd); break;
-		default: EXACT_TILE(3, 5, 7, _tile_dpbusd); break;
-		}
-		return;
-	}
-	switch (tile) {
-	case 0: EXACT_TILE(0, 4, 6, _tile_dpbf16ps); break;
-	case 1: EXACT_TILE(1, 4, 7, _tile_dpbf16ps); break;
-	case 2: EXACT_TILE(2, 5, 6, _tile_dpbf16ps); break;
-	default: EXACT_TILE(3, 5, 7, _tile_dpbf16ps); break;
-	}
+	if (esz == 1)
+		BY_TILE(EXACT_TILE, _tile_dpbusd);
+	else
+		BY_TILE(EXACT_TILE, _tile_dpbf16ps);
 }
 
 /* One tile of a row of C whose A tile AT is loaded: B's tile into BT, the product into CT,
@@ -461,15 +455,6 @@ exact_tile(const struct hgc_rt_call *c, int64_t m0, int64_t n0, int tile, int es
 		_tile_stored(CT, cp, ldc_b);                                         \
 	} while (0)
 
-#define ROW_TILES(DP)                                                                \
-	do {                                                                         \
-		switch (tile) {                                                      \
-		case 0: ROW_TILE(0, 4, 6, DP); break;                                \
-		case 1: ROW_TILE(1, 4, 7, DP); break;                                \
-		case 2: ROW_TILE(2, 5, 6, DP); break;                                \
-		default: ROW_TILE(3, 5, 7, DP); break;                               \
-		}                                                                    \
-	} while (0)
 
 /*
  * The row of C tiles from row m0 (last: the last rows) of a call of one
@@ -499,9 +484,9 @@ exact_row(const struct hgc_rt_call *c, int64_t m0, int last, int esz)
 		int tile = 2 * last + (c->N - n0 < TR || (alternate && j % 2));
 
 		if (esz == 1)
-			ROW_TILES(_tile_dpbusd);
+			BY_TILE(ROW_TILE, _tile_dpbusd);
 		else
-			ROW_TILES(_tile_dpbf16ps);
+			BY_TILE(ROW_TILE, _tile_dpbf16ps);
 	}
 }
 
