@@ -22,6 +22,13 @@
  *                    (3 loads for 2 products, no load waits for a product)
  *   blocks/tiledB    B laid out as 1 KiB tiles, [N / 16][K / 64][16][64]
  *   blocks/tiledAB   A so too, [M / 16][K / 64][16][64]
+ *   blocks/epi       blocks, then an int8 MatMul's requantization of all of C
+ *                    (u8 = saturate(round(acc * scale[n]))) in zmm, after the
+ *                    call, as a fused MatMul's post_block nest runs it today
+ *   blocks/epi-inter the same with each block's requantization spread over the
+ *                    next block's chunks (a few rows after each), so that the
+ *                    zmm work runs while the AMX unit multiplies: what
+ *                    oneDNN's AMX brgemm kernel does with its post-ops
  *
  * docs/runtime.md ("AMX blocks: where the time goes", session 24) has what it
  * showed.  Usage: amx_probe [MxNxK ...] (default 64x64x256 256x64x1024).
@@ -48,6 +55,8 @@ struct tilecfg {
 struct shape {
 	long M, N, K;
 	char *A, *At, *B, *Bt, *C, *Z;	/* Z: 32 KiB of zeros */
+	unsigned char *Y;		/* the requantized u8 result (blocks/epi*) */
+	float *scale;			/* and its per-column scales */
 };
 
 static double now(void)
@@ -162,6 +171,76 @@ static double blocks(const struct shape *s, int overlap, int snake)
 		}
 	store4(prev, ldc);
 	return (double)(s->M / 16) * (double)(s->N / 16) * (double)(s->K / 64);
+}
+
+/*
+ * Rows [r0, r1) of the 32x32 s32 block of C at (m0, n0) requantized into Y:
+ * u8 = saturate(round(acc * scale[n])), as the fused nest computes it
+ * (convert, multiply, clamp to [0, 255], round by adding 1.5 * 2^23, the
+ * low byte).
+ */
+static inline __attribute__((always_inline)) void
+requant_rows(const struct shape *s, long m0, long n0, int r0, int r1)
+{
+	const __m512 lo = _mm512_setzero_ps(), hi = _mm512_set1_ps(255.f);
+	const __m512 magic = _mm512_set1_ps(12582912.f);
+	const __m512 s0 = _mm512_loadu_ps(s->scale + n0), s1 = _mm512_loadu_ps(s->scale + n0 + 16);
+	const int32_t *c = (const int32_t *)s->C + m0 * s->N + n0;
+	int r, h;
+
+	for (r = r0; r < r1; r++)
+		for (h = 0; h < 2; h++) {
+			__m512 f = _mm512_cvtepi32_ps(_mm512_loadu_si512(c + r * s->N + 16 * h));
+
+			f = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(f, h ? s1 : s0), lo), hi);
+			f = _mm512_add_ps(f, magic);
+			_mm_storeu_si128((__m128i *)(s->Y + (m0 + r) * s->N + n0 + 16 * h),
+					 _mm512_cvtepi32_epi8(_mm512_castps_si512(f)));
+		}
+}
+
+/* blocks, C requantized into Y after all of them (inter 0) or each block's
+   rows a few at a time after the next block's chunks (inter 1). */
+static double blocks_epi(const struct shape *s, int inter)
+{
+	long ldb = s->N * 4, ldc = s->N * 4, nk = s->K / 64, i, j, q, pm = -1, pn = -1;
+	int per = (int)((32 + nk - 1) / nk), r;
+
+	for (i = 0; i < s->M / 32; i++)
+		for (j = 0; j < s->N / 32; j++) {
+			const char *a = s->A + i * 32 * s->K, *b = s->B + j * 32 * 4;
+
+			zero4();
+			for (q = 0, r = 0; q < nk; q++) {
+				const char *bt = b + q * 16 * ldb;
+
+				chunk(a + q * 64, s->K, bt, bt + 64, ldb);
+				if (inter && pm >= 0 && r < 32) {
+					requant_rows(s, pm, pn, r, r + per < 32 ? r + per : 32);
+					r += per;
+				}
+			}
+			store4(s->C + (i * 32 * s->N + j * 32) * 4, ldc);
+			pm = i * 32;
+			pn = j * 32;
+		}
+	if (inter)
+		requant_rows(s, pm, pn, 0, 32);
+	else
+		for (i = 0; i < s->M; i += 32)
+			for (j = 0; j < s->N; j += 32)
+				requant_rows(s, i, j, 0, 32);
+	return (double)(s->M / 16) * (double)(s->N / 16) * (double)(s->K / 64);
+}
+
+static double blocks_epi_after(const struct shape *s)
+{
+	return blocks_epi(s, 0);
+}
+
+static double blocks_epi_inter(const struct shape *s)
+{
+	return blocks_epi(s, 1);
 }
 
 static double blocks_plain(const struct shape *s)
@@ -288,6 +367,7 @@ static const struct probe {
 	{"blocks/snake+overlap", blocks_snake_overlap, 1},
 	{"blocks/2x1", blocks_2x1, 1},
 	{"blocks/tiledB", blocks_tiled_b, 1},	{"blocks/tiledAB", blocks_tiled_ab, 1},
+	{"blocks/epi", blocks_epi_after, 1},	{"blocks/epi-inter", blocks_epi_inter, 1},
 };
 #define NPROBES (sizeof(probes) / sizeof(probes[0]))
 
@@ -335,6 +415,26 @@ static void measure(struct shape *s, int first_shape)
 			       probes[i].per_shape ? "" : "(in L1)", best[i]);
 }
 
+/* Whether blocks/epi and blocks/epi-inter write the same Y (0), else a message and -1. */
+static int same_requant(struct shape *s)
+{
+	unsigned char *y0 = malloc((size_t)(s->M * s->N));
+	int differ;
+
+	if (!y0)
+		return -1;
+	blocks_epi(s, 0);
+	memcpy(y0, s->Y, (size_t)(s->M * s->N));
+	memset(s->Y, 0, (size_t)(s->M * s->N));
+	blocks_epi(s, 1);
+	differ = memcmp(y0, s->Y, (size_t)(s->M * s->N)) != 0;
+	free(y0);
+	if (differ)
+		fprintf(stderr, "amx_probe: %ldx%ldx%ld: blocks/epi-inter wrote another Y\n", s->M,
+			s->N, s->K);
+	return differ ? -1 : 0;
+}
+
 static int parse(const char *arg, struct shape *s)
 {
 	if (sscanf(arg, "%ldx%ldx%ld", &s->M, &s->N, &s->K) != 3 || s->M <= 0 || s->M % 32 ||
@@ -351,6 +451,7 @@ int main(int argc, char **argv)
 	static const char *const defaults[] = {"64x64x256", "256x64x1024"};
 	const char *const *shapes = argc > 1 ? (const char *const *)argv + 1 : defaults;
 	int n = argc > 1 ? argc - 1 : 2, i;
+	long j;
 	struct tilecfg cfg;
 
 	if (!hgc_rt_has_amx() || !hgc_rt_cpu()->amx_int8) {
@@ -376,6 +477,12 @@ int main(int argc, char **argv)
 		s.At = buffer(s.M * s.K, 1);
 		s.C = buffer(s.M * s.N * 4 + 8192, 1);
 		s.Z = buffer(32768, 0);
+		s.Y = (unsigned char *)buffer(s.M * s.N, 0);
+		s.scale = (float *)buffer(s.N * 4, 0);
+		for (j = 0; j < s.N; j++)
+			s.scale[j] = 1e-4f * (float)(1 + j % 5);
+		if (same_requant(&s))
+			return 3;
 		printf("%s (A %ld KiB, B %ld KiB), fastest of %d rounds:\n", shapes[i],
 		       s.M * s.K / 1024, s.K * s.N / 1024, ROUNDS);
 		measure(&s, i == 0);
@@ -385,6 +492,8 @@ int main(int argc, char **argv)
 		free(s.At);
 		free(s.C);
 		free(s.Z);
+		free(s.Y);
+		free(s.scale);
 	}
 	_tile_release();
 	return 0;
