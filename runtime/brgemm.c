@@ -211,6 +211,32 @@ void hgc_brgemm_u8s8s32_strd(const uint8_t *A, const int8_t *B, int32_t *C, int6
 	dispatch_strd(HGC_RT_U8S8, A, B, stride_a, stride_b, &c);
 }
 
+/* u8 x s8 brgemm, then its requantization into Y (runtime.h): with AMX each
+   block's while the next multiplies, else the whole call's after it, from C. */
+void hgc_brgemm_u8s8_q(const uint8_t *const *A, const int8_t *const *B, int32_t *C, int64_t bs,
+		       int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc,
+		       int beta, void *Y, int64_t ldy, int64_t steps, const float *v0,
+		       const float *v1, const float *v2, const float *v3)
+{
+	struct hgc_rt_call c = {(const void *const *)A, (const void *const *)B, C, bs, M, N, K,
+				lda, ldb, ldc, beta, NULL, 0, NULL, 0};
+	const float *const v[HGC_RT_Q_STEPS] = {v0, v1, v2, v3};
+	struct hgc_rt_requant q;
+
+	if (hgc_rt_requant_init(&q, Y, ldy, steps, v) < 0)
+		bad_call(HGC_RT_U8S8, "malformed requantization steps", (long long)steps);
+	if (M <= 0 || N <= 0)
+		return;
+	if (bs > 0 && K > 0 && K % 4 == 0 && (beta == 0 || beta == 1) && on_amx(HGC_RT_U8S8) &&
+	    hgc_rt_u8s8_amx_q(&c, &q))
+		return;
+	dispatch(HGC_RT_U8S8, &c);
+	if (hgc_rt_isa() == HGC_ISA_AVX512)
+		hgc_rt_requant_rows_avx512(&q, C, ldc, 0, M, 0, N);
+	else
+		hgc_rt_requant_rows(&q, C, ldc, 0, M, 0, N);
+}
+
 /* bf16 brgemm over address arrays, B packed by 2 k, f32 C. */
 void hgc_brgemm_bf16(const uint16_t *const *A, const uint16_t *const *B, float *C, int64_t bs,
 		     int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc,

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "runtime/runtime_int.h"
+#include "runtime/requant_avx512.inc"
 
 #define TR 16		/* tile rows */
 #define TB 64		/* tile row bytes */
@@ -718,6 +719,72 @@ static void run(const struct hgc_rt_call *c, int esz, hgc_rt_kernel_fn *zmm,
 		}
 	zmm_part(c, 0, nend, mend, c->N - nend, esz, zmm);
 	zmm_part(c, mend, 0, c->M - mend, c->N, esz, zmm);
+}
+
+/*
+ * A requantized call (hgc_brgemm_u8s8_q) in 32x32 blocks, each block's
+ * sums stored to one of two 4 KiB buffers and requantized a few rows after
+ * each chunk of the next block: the zmm work of the epilogue runs while
+ * the AMX unit multiplies, where it ran after the whole call.  oneDNN's
+ * AMX brgemm kernel interleaves its post-ops so (perf annotate of its
+ * jitted code).  bench/amx_probe's blocks/epi and blocks/epi-inter time
+ * the two orders (docs/runtime.md, "Requantization between the products").
+ */
+/*
+ * Rows of the last block requantized after each chunk: all 32 after the
+ * first chunk when a block has 8 chunks or fewer, else 8 after each of the
+ * first four.  In one process against the same graphs with fold_quant off
+ * (hgc-bench, one and two threads), 8 rows a chunk made 256^3 and 512^3
+ * 0-5% slower and 1024^3 and 2048^3 1-3% faster, all 32 at once the other
+ * way round; 2 rows a chunk (spread over K = 1024's 16 chunks) was slower
+ * than the requantization after the call.
+ */
+#define Q_ROWS(chunks) ((chunks) <= 8 ? 32 : 8)
+
+static void blocks_q(const struct hgc_rt_call *c, const struct hgc_rt_requant *q)
+{
+	int32_t buf[2][32 * 32] __attribute__((aligned(64)));
+	int64_t lda_b = c->lda, ldb_b = c->ldb, ldc_b = c->ldc * 4;
+	int64_t m0, n0, b, k, pm = -1, pn = 0;
+	int cur = 0, r, rows = Q_ROWS(c->bs * c->K / 64);
+	struct next_a na;
+
+	next_a_init(c, lda_b, c->K, c->M / 32 * (c->N / 32), &na);
+	configure();
+	for (m0 = 0; m0 < c->M; m0 += 32)
+		for (n0 = 0; n0 < c->N; n0 += 32) {
+			next_a_step(&na);
+			c_start((const char *)c->C + m0 * ldc_b + n0 * 4, ldc_b, c->beta);
+			r = pm < 0 ? 32 : 0;
+			for (b = 0; b < c->bs; b++) {
+				const char *a = (const char *)c->A[b] + m0 * lda_b;
+				const char *bp = (const char *)c->B[b] + 4 * n0;
+
+				for (k = 0; k < c->K; k += 64) {
+					chunk(a + k, lda_b, bp + (k / 4) * ldb_b, ldb_b, 0);
+					if (r < 32) {
+						requant_rows_zmm(q, buf[cur ^ 1] + r * 32, 32, pm + r,
+								 rows, pn, 32);
+						r += rows;
+					}
+				}
+			}
+			if (r < 32)
+				requant_rows_zmm(q, buf[cur ^ 1] + r * 32, 32, pm + r, 32 - r, pn, 32);
+			c_store((char *)buf[cur], 128);
+			pm = m0;
+			pn = n0;
+			cur ^= 1;
+		}
+	requant_rows_zmm(q, buf[cur ^ 1], 32, pm, 32, pn, 32);
+}
+
+int hgc_rt_u8s8_amx_q(const struct hgc_rt_call *c, const struct hgc_rt_requant *q)
+{
+	if (c->M % 32 || c->N % 32 || c->K % 64 || takes_exact(c, 1) || takes_row2(c, 1))
+		return 0;
+	blocks_q(c, q);
+	return 1;
 }
 
 /* u8 x s8 -> s32 with tdpbusd. */

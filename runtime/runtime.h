@@ -52,6 +52,26 @@ void hgc_brgemm_u8s8s32(const uint8_t *const *A, const int8_t *const *B, int32_t
 void hgc_brgemm_u8s8s32_strd(const uint8_t *A, const int8_t *B, int32_t *C, int64_t bs,
 			     int64_t stride_a, int64_t stride_b, int64_t M, int64_t N,
 			     int64_t K, int64_t lda, int64_t ldb, int64_t ldc, int beta);
+/*
+ * The u8 x s8 call, then its sums requantized into an 8-bit Y: for each m <
+ * M, n < N, f = (float)(beta * C[m][n] + sum), then up to four steps in
+ * order, each f = f OP v (v = v_i[n] for a per-column step, else v_i[0]; a
+ * relu step is f = f < 0 ? 0 : f and reads nothing), and Y[m * ldy + n] =
+ * round(f) half to even, saturated to u8 (or s8 with HGC_RT_Q_S8), NaN 0.
+ * Step i is (steps >> 4 i) & 15: an HGC_RT_Q_* op, | HGC_RT_Q_COL for per
+ * column; 0 ends the list.  For the call that completes C's sums: an int8
+ * MatMul's epilogue (fold_quant).  C's block is scratch: after the call
+ * its contents are unspecified (with AMX the sums never reach it).
+ */
+#define HGC_RT_Q_STEPS 4
+enum {
+	HGC_RT_Q_MUL = 1, HGC_RT_Q_DIV = 2, HGC_RT_Q_ADD = 3, HGC_RT_Q_SUB = 4, HGC_RT_Q_RELU = 5,
+	HGC_RT_Q_COL = 8, HGC_RT_Q_S8 = 1 << 16,
+};
+void hgc_brgemm_u8s8_q(const uint8_t *const *A, const int8_t *const *B, int32_t *C, int64_t bs,
+		       int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc,
+		       int beta, void *Y, int64_t ldy, int64_t steps, const float *v0,
+		       const float *v1, const float *v2, const float *v3);
 void hgc_brgemm_bf16(const uint16_t *const *A, const uint16_t *const *B, float *C, int64_t bs,
 		     int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc,
 		     int beta);

@@ -53,6 +53,38 @@ void hgc_rt_post(const struct hgc_rt_call *c, int64_t m0, int64_t rows, int64_t 
 /* A microkernel: runs one whole call for one kind. */
 typedef void hgc_rt_kernel_fn(const struct hgc_rt_call *c);
 
+/*
+ * A call's requantization (runtime.h, hgc_brgemm_u8s8_q): its steps as
+ * given, except that a division by a scalar power of two whose reciprocal
+ * is a normal float became a multiply by it (the same result, bit for bit)
+ * and one by 1 was dropped; n steps in op[], per_col[] and v[].
+ */
+struct hgc_rt_requant {
+	void *Y;
+	int64_t ldy;
+	int n, s8;
+	int op[HGC_RT_Q_STEPS], per_col[HGC_RT_Q_STEPS];
+	const float *v[HGC_RT_Q_STEPS];
+	float recip[HGC_RT_Q_STEPS];	/* a division's multiplier, where it became one */
+};
+
+/* requant.c: the steps decoded; -1 on a malformed list (an unknown op, a
+   step after the end, an operand missing). */
+int hgc_rt_requant_init(struct hgc_rt_requant *q, void *Y, int64_t ldy, int64_t steps,
+			const float *const v[HGC_RT_Q_STEPS]);
+/* Rows [m0, m0 + rows) and columns [n0, n0 + cols) of s32 sums at src (lds
+   elements a row, src at (m0, n0)) requantized into q's Y: portable C, and
+   with AVX-512 (requant_avx512.c) where the ISA has it. */
+void hgc_rt_requant_rows(const struct hgc_rt_requant *q, const int32_t *src, int64_t lds,
+			 int64_t m0, int64_t rows, int64_t n0, int64_t cols);
+void hgc_rt_requant_rows_avx512(const struct hgc_rt_requant *q, const int32_t *src,
+				int64_t lds, int64_t m0, int64_t rows, int64_t n0, int64_t cols);
+/* brgemm_amx.c: the call and its requantization with AMX, each 32x32
+   block's requantized while the next one multiplies; 0 when the call's
+   shape is not one it takes (rows or columns not in whole blocks of 32, K
+   not in chunks of 64, or a call the exact or two-chunk paths run). */
+int hgc_rt_u8s8_amx_q(const struct hgc_rt_call *c, const struct hgc_rt_requant *q);
+
 /* What the CPU and the OS offer (cpu.c). */
 struct hgc_rt_cpu {
 	int avx2;		/* AVX2 + FMA with the ymm state enabled */
