@@ -19,7 +19,7 @@ cat >"$T/cfg.hgc" <<'EOF'
 config all_on { }
 config all_off { pass copy_forward = off; pass parallel_merge = off; pass tensor_shrink = off;
                  pass buffer_reuse = off; pass index_flatten = off; pass loop_fuse = off;
-                 pass copy_loops = off; pass fold_post = off; }
+                 pass copy_loops = off; pass fold_post = off; pass fold_quant = off; }
 config no_copy_forward { pass copy_forward = off; }
 config no_parallel_merge { pass parallel_merge = off; }
 config no_tensor_shrink { pass tensor_shrink = off; }
@@ -28,6 +28,7 @@ config no_index_flatten { pass index_flatten = off; }
 config no_loop_fuse { pass loop_fuse = off; }
 config no_copy_loops { pass copy_loops = off; }
 config no_fold_post { pass fold_post = off; }
+config no_fold_quant { pass fold_quant = off; }
 EOF
 cat >"$T/bad.hgc" <<'EOF'
 config bad { pass tensor_shrinkk = off; }
@@ -48,9 +49,11 @@ run_specs all_off spec 100
 dirs="spec/models spec/demo"
 [ -n "$HGC_TEST_LONG" ] && dirs=spec
 for c in no_copy_forward no_parallel_merge no_tensor_shrink no_buffer_reuse no_index_flatten \
-	no_loop_fuse no_copy_loops no_fold_post; do
+	no_loop_fuse no_copy_loops no_fold_post no_fold_quant; do
 	run_specs $c "$dirs" 10
 done
+# the int8 MatMuls fold_quant folds on AMX machines, with it off
+run_specs no_fold_quant spec/ops/int8_requant.hgc 2
 
 # --- the dump and the plan --------------------------------------------------
 # (one thread: at two the MLP's layers are one parallel loop, and their

@@ -150,8 +150,11 @@ static void brgemm(struct cemit *c, const struct hgc_tir_expr *e)
 	bool strd = e->op == HGC_TIR_I_BRGEMM_STRD;
 	int i;
 
-	fprintf(c->out, "hgc_brgemm_%s%s(", names[k],
-		strd ? "_strd" : e->op == HGC_TIR_I_BRGEMM_POST ? "_post" : "");
+	if (e->op == HGC_TIR_I_BRGEMM_Q)
+		fputs("hgc_brgemm_u8s8_q(", c->out);
+	else
+		fprintf(c->out, "hgc_brgemm_%s%s(", names[k],
+			strd ? "_strd" : e->op == HGC_TIR_I_BRGEMM_POST ? "_post" : "");
 	if (!strd)
 		fprintf(c->out, "(const %s *const *)", ta[k]);
 	arg(c, e, 0, 7);
@@ -246,6 +249,7 @@ static void eval(struct cemit *c, const struct hgc_tir_expr *e)
 		case HGC_TIR_I_BRGEMM:
 		case HGC_TIR_I_BRGEMM_STRD:
 		case HGC_TIR_I_BRGEMM_POST:
+		case HGC_TIR_I_BRGEMM_Q:
 			brgemm(c, e);
 			return;
 		case HGC_TIR_I_FILL:

@@ -69,6 +69,10 @@ static inline void hgc_codegen_free(struct hgc_compiled *c)
 	X(hgc_brgemm_u8s8s32_strd, "(const uint8_t *, const int8_t *, int32_t *, int64_t, "    \
 				   "int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, "     \
 				   "int64_t, int64_t, int)")                                    \
+	X(hgc_brgemm_u8s8_q, "(const uint8_t *const *, const int8_t *const *, int32_t *, "     \
+			     "int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, "  \
+			     "int, void *, int64_t, int64_t, const float *, const float *, "    \
+			     "const float *, const float *)")                                   \
 	X(hgc_brgemm_bf16, "(const uint16_t *const *, const uint16_t *const *, float *, "      \
 			   "int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int)") \
 	X(hgc_brgemm_bf16_strd, "(const uint16_t *, const uint16_t *, float *, int64_t, "      \

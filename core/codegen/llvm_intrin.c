@@ -59,8 +59,9 @@ static void prefer_zmm(struct hgc_llvm_gen *g)
 }
 
 /* brgemm(A, B, C, bs, M, N, K, lda, ldb, ldc, acc), brgemm_strd(A, B, C, bs,
-   stride_a, stride_b, M, N, K, lda, ldb, ldc, acc) and brgemm_post(A, B, C,
-   bs, M, N, K, lda, ldb, ldc, acc, bias, relu). */
+   stride_a, stride_b, M, N, K, lda, ldb, ldc, acc), brgemm_post(A, B, C,
+   bs, M, N, K, lda, ldb, ldc, acc, bias, relu) and brgemm_q(A, B, C, bs, M,
+   N, K, lda, ldb, ldc, acc, Y, ldy, steps, v0, v1, v2, v3). */
 static LLVMValueRef brgemm(struct hgc_llvm_gen *g, const struct hgc_tir_expr *e)
 {
 	static const char *const names[3][3] = {
@@ -70,15 +71,16 @@ static LLVMValueRef brgemm(struct hgc_llvm_gen *g, const struct hgc_tir_expr *e)
 	};
 	enum hgc_tir_kind ka = (enum hgc_tir_kind)e->ops[0]->type.kind;
 	bool strd = e->op == HGC_TIR_I_BRGEMM_STRD, post = e->op == HGC_TIR_I_BRGEMM_POST;
-	LLVMValueRef args[13];
-	LLVMTypeRef types[13];
+	bool q = e->op == HGC_TIR_I_BRGEMM_Q;
+	LLVMValueRef args[18];
+	LLVMTypeRef types[18];
 	int i, k = ka == HGC_TIR_U8 ? 1 : ka == HGC_TIR_BF16 ? 2 : 0, size;
 
-	for (i = 0; i < e->nops && i < 13; i++) {
+	for (i = 0; i < e->nops && i < 18; i++) {
 		args[i] = hgc_llvm_expr(g, e->ops[i]);
-		if (i < 3 || (post && i == 11)) {
+		if (i < 3 || (post && i == 11) || (q && (i == 11 || i >= 14))) {
 			args[i] = LLVMBuildBitCast(g->b, args[i], g->t.i8p, "");
-		} else if (i == e->nops - 1 || (post && i == 10)) {
+		} else if ((!q && i == e->nops - 1) || ((post || q) && i == 10)) {
 			args[i] = LLVMBuildZExt(g->b, args[i], g->t.i32, "");
 		} else if (strd && (i == 4 || i == 5)) {
 			size = hgc_tir_kind_size((enum hgc_tir_kind)e->ops[i - 4]->type.kind);
@@ -87,7 +89,8 @@ static LLVMValueRef brgemm(struct hgc_llvm_gen *g, const struct hgc_tir_expr *e)
 		types[i] = LLVMTypeOf(args[i]);
 	}
 	prefer_zmm(g);
-	return hgc_llvm_call_extern(g, names[post ? 2 : strd][k], g->t.v, types, args, i);
+	return hgc_llvm_call_extern(g, q ? "hgc_brgemm_u8s8_q" : names[post ? 2 : strd][k], g->t.v,
+				    types, args, i);
 }
 
 /* The element type behind pointer operand i of e. */
@@ -484,6 +487,7 @@ LLVMValueRef hgc_llvm_intrin(struct hgc_llvm_gen *g, const struct hgc_tir_expr *
 	case HGC_TIR_I_BRGEMM:
 	case HGC_TIR_I_BRGEMM_STRD:
 	case HGC_TIR_I_BRGEMM_POST:
+	case HGC_TIR_I_BRGEMM_Q:
 		return brgemm(g, e);
 	case HGC_TIR_I_FILL:
 		fill(g, e);

@@ -23,6 +23,7 @@
 #define RUNTIME_SYMBOLS(X)         \
 	X(hgc_brgemm_f32)          \
 	X(hgc_brgemm_f32_post)     \
+	X(hgc_brgemm_u8s8_q)       \
 	X(hgc_brgemm_f32_strd)     \
 	X(hgc_brgemm_u8s8s32)      \
 	X(hgc_brgemm_u8s8s32_strd) \

@@ -15,6 +15,7 @@
 #include "../lower/fused.h"
 #include "../graph/passes/passes.h"
 #include "../tir/passes/tir_passes.h"
+#include "runtime/runtime.h"
 
 #include <omp.h>
 #include <stdlib.h>
@@ -147,6 +148,7 @@ static int tir_switches(const struct hgc_driver_opts *o, struct hgc_tir_passes *
 {
 	hgc_tir_passes_init(p);
 	p->threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+	p->amx = hgc_rt_has_amx();
 	return hgc_driver_pass_rules(o->rules, o->nrules, NULL, p, d);
 }
 
@@ -163,6 +165,17 @@ static void plan_append(char **plan, const char *text)
 	if (!*plan)
 		hgc_bug("out of memory");
 	memcpy(*plan + a, text, b + 1);
+}
+
+/* The plan's line for a fold pass that rewrote n calls (none when n is 0). */
+static void plan_folds(char **plan, const char *pass, int n, const char *what)
+{
+	char line[200];
+
+	if (!n)
+		return;
+	snprintf(line, sizeof(line), "  %s: %d %s, no pass over C after them\n", pass, n, what);
+	plan_append(plan, line);
 }
 
 /* The TIR passes on a verified module, switched by the `pass` rules; the buffer
@@ -191,15 +204,11 @@ static int tir_passes(struct hgc_tir_module *m, const struct hgc_driver_opts *o,
 				 (long long)in_place);
 			plan_append(plan, line);
 		}
-		if (p.changes[HGC_TIR_PASS_FOLD_POST]) {
-			char line[160];
-
-			/* the members the fusion log placed at an anchor "into the call" */
-			snprintf(line, sizeof(line), "  fold_post: %d brgemm call(s) apply their "
-				 "bias (and ReLU) to each register tile, no pass over C after them\n",
-				 p.changes[HGC_TIR_PASS_FOLD_POST]);
-			plan_append(plan, line);
-		}
+		/* the members the fusion log placed at an anchor "into the call" */
+		plan_folds(plan, "fold_post", p.changes[HGC_TIR_PASS_FOLD_POST],
+			   "brgemm call(s) apply their bias (and ReLU) to each register tile");
+		plan_folds(plan, "fold_quant", p.changes[HGC_TIR_PASS_FOLD_QUANT],
+			   "int8 brgemm call(s) requantize their blocks into the 8-bit result");
 	}
 	hgc_tir_passes_release(&p);
 	return rc;

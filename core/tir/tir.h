@@ -79,7 +79,12 @@ enum hgc_tir_unop {
  * both end with "accumulate" (false: C is overwritten).  brgemm_post is an
  * f32 brgemm followed by two more: a bias pointer (N floats added to C's
  * columns once its sums are complete) and a bool "relu" (then max(x, 0)):
- * the fold_post pass makes it from a brgemm and the loop nest after it.  fill, copy and
+ * the fold_post pass makes it from a brgemm and the loop nest after it.
+ * brgemm_q is a u8 x s8 brgemm followed by seven more: Y (ptr<u8> or
+ * ptr<s8>), ldy, the steps (an index constant: runtime.h's
+ * hgc_brgemm_u8s8_q) and four ptr<f32> operands (the unused ones any
+ * f32 address): its sums requantized into Y, C's block left as scratch;
+ * the fold_quant pass makes it from an int8 MatMul's epilogue nest.  fill, copy and
  * copy2d are the data movement templates need; then math and thread
  * queries; lanes_* fold the n partial results of a split reduction stored
  * at p (p[v] with p[v + n/2], then with p[v + n/4], ...: a tree both
@@ -90,6 +95,7 @@ enum hgc_tir_unop {
 	X(BRGEMM, "brgemm", 11)             \
 	X(BRGEMM_STRD, "brgemm_strd", 13)   \
 	X(BRGEMM_POST, "brgemm_post", 13)   \
+	X(BRGEMM_Q, "brgemm_q", 18)         \
 	X(FILL, "fill", 3)                  \
 	X(COPY, "copy", 3)                  \
 	X(COPY2D, "copy2d", 6)              \

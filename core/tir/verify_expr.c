@@ -179,6 +179,29 @@ static bool check_brgemm_post(struct vctx *v, const struct hgc_tir_expr *e)
 	return good;
 }
 
+/* brgemm_q: brgemm's 11 arguments on u8 s8 s32, a ptr<u8> or ptr<s8> Y, index ldy
+   and steps (a constant), four ptr<f32> operands. */
+static bool check_brgemm_q(struct vctx *v, const struct hgc_tir_expr *e)
+{
+	struct hgc_tir_expr head = *e;
+	struct hgc_tir_type y = e->ops[11]->type;
+	int64_t steps;
+	bool good;
+	int i;
+
+	head.nops = 11;
+	good = check_brgemm(v, &head, 2);
+	good &= arg_is(v, e, 0, ptr_to(e->ops[0]->type, 2, HGC_TIR_U8), "ptr<ptr<u8>>");
+	good &= arg_is(v, e, 11, ptr_to(y, 1, HGC_TIR_U8) || ptr_to(y, 1, HGC_TIR_S8),
+		       "ptr<u8> or ptr<s8>");
+	good &= arg_is(v, e, 12, is_index(e->ops[12]->type), "index");
+	good &= arg_is(v, e, 13, hgc_tir_const_int(e->ops[13], &steps) && steps >= 0,
+		       "an index constant");
+	for (i = 14; i < 18; i++)
+		good &= arg_is(v, e, i, ptr_to(e->ops[i]->type, 1, HGC_TIR_F32), "ptr<f32>");
+	return good;
+}
+
 /* fill(dst, value, n), copy(dst, src, n), copy2d(dst, src, rows, cols, ldd, lds). */
 static bool check_move(struct vctx *v, const struct hgc_tir_expr *e)
 {
@@ -242,6 +265,8 @@ static bool check_intrin(struct vctx *v, const struct hgc_tir_expr *e)
 		return check_brgemm(v, e, 1);
 	case HGC_TIR_I_BRGEMM_POST:
 		return check_brgemm_post(v, e);
+	case HGC_TIR_I_BRGEMM_Q:
+		return check_brgemm_q(v, e);
 	case HGC_TIR_I_FILL:
 	case HGC_TIR_I_COPY:
 	case HGC_TIR_I_COPY2D:

@@ -154,7 +154,8 @@ int hgc_tir_passes_run(struct hgc_tir_module *m, struct hgc_tir_passes *p,
 	    step(m, p, HGC_TIR_PASS_INDEX_FLATTEN, false, d) < 0 ||
 	    step(m, p, HGC_TIR_PASS_LOOP_FUSE, false, d) < 0 ||
 	    step(m, p, HGC_TIR_PASS_COPY_LOOPS, false, d) < 0 ||
-	    step(m, p, HGC_TIR_PASS_FOLD_POST, true, d) < 0)
+	    step(m, p, HGC_TIR_PASS_FOLD_POST, false, d) < 0 ||
+	    step(m, p, HGC_TIR_PASS_FOLD_QUANT, true, d) < 0)
 		return -1;
 	p->plan.bytes_lowered = lowered;
 	p->plan.bytes_final = scratch_bytes(m, threads);

@@ -1,5 +1,8 @@
 /*
- * postfold.c: an f32 brgemm and the loop nest right after it that adds a
+ * postfold.c: epilogue nests folded into the brgemm call before them.
+ * fold_post (here) and fold_quant (below, after fold_post's code).
+ *
+ * fold_post: an f32 brgemm and the loop nest right after it that adds a
  * bias row to its C block (and clamps it at 0) become one brgemm_post
  * call, which applies them to each register tile before it is stored:
  *
@@ -32,6 +35,7 @@
  * stays as it is.
  */
 #include "passes_int.h"
+#include "runtime/runtime.h"
 
 #include <math.h>
 
@@ -97,8 +101,8 @@ static bool only_rows(const struct hgc_tp_aff *a, const struct nest *n, int64_t 
 	return true;
 }
 
-/* The brgemm call that s is or ends with (a loop of one trip), or NULL. */
-static struct hgc_tir_stmt *the_call(const struct hgc_tir_stmt *s)
+/* The brgemm call on A of kind ka that s is or ends with (a loop of one trip), or NULL. */
+static struct hgc_tir_stmt *call_of(const struct hgc_tir_stmt *s, enum hgc_tir_kind ka)
 {
 	int64_t lo, hi, step = 1;
 	struct hgc_tir_stmt *b;
@@ -114,10 +118,16 @@ static struct hgc_tir_stmt *the_call(const struct hgc_tir_stmt *s)
 		s = b->u.block.stmts[b->u.block.n - 1];
 	}
 	if (s->kind != HGC_TIR_S_EVAL || s->u.expr->kind != HGC_TIR_E_INTRIN ||
-	    s->u.expr->op != HGC_TIR_I_BRGEMM || s->u.expr->ops[0]->type.kind != HGC_TIR_F32 ||
+	    s->u.expr->op != HGC_TIR_I_BRGEMM || s->u.expr->ops[0]->type.kind != ka ||
 	    s->u.expr->ops[2]->kind != HGC_TIR_E_ADDR)
 		return NULL;
 	return (struct hgc_tir_stmt *)s;
+}
+
+/* The f32 brgemm call that s is or ends with, or NULL. */
+static struct hgc_tir_stmt *the_call(const struct hgc_tir_stmt *s)
+{
+	return call_of(s, HGC_TIR_F32);
 }
 
 /* The tensor whose block the call that s is or ends with writes, if a nest
@@ -323,15 +333,25 @@ static int fold_at(struct hgc_tir_module *m, const struct hgc_tp_vars *v, struct
 	return 1;
 }
 
-/* The call-and-nest pairs among block b's statements, folded. */
-static int fold_block(struct hgc_tir_module *m, const struct hgc_tp_vars *v,
-		      struct hgc_tir_stmt *b)
+typedef int fold_at_fn(struct hgc_tir_module *m, const struct hgc_tp_vars *v,
+		       struct hgc_tir_stmt *b, int i);
+
+/* Each statement of block b with the next one through at (fold_at, qfold_at): the folds. */
+static int fold_pairs(struct hgc_tir_module *m, const struct hgc_tp_vars *v, struct hgc_tir_stmt *b,
+		      fold_at_fn *at)
 {
 	int changes = 0;
 
 	for (int i = 0; i + 1 < b->u.block.n; i++)
-		changes += fold_at(m, v, b, i);
+		changes += at(m, v, b, i);
 	return changes;
+}
+
+/* The call-and-nest pairs among block b's statements, folded. */
+static int fold_block(struct hgc_tir_module *m, const struct hgc_tp_vars *v,
+		      struct hgc_tir_stmt *b)
+{
+	return fold_pairs(m, v, b, fold_at);
 }
 
 int hgc_tir_pass_fold_post(struct hgc_tir_module *m, struct hgc_tir_passes *p, struct hgc_diag *d)
@@ -339,4 +359,355 @@ int hgc_tir_pass_fold_post(struct hgc_tir_module *m, struct hgc_tir_passes *p, s
 	(void)p;
 	(void)d;
 	return hgc_tp_each_block(m, fold_block);
+}
+
+/*
+ * fold_quant: a u8 x s8 brgemm into a local s32 block and the nest after
+ * it that requantizes the block into an 8-bit tensor,
+ *
+ *   for (r in [0, M)) {		(or nested row loops counting M rows)
+ *     for (j in [0, N)) {
+ *       tensor f: f32[1];
+ *       f[0] = (f32)C[i..];
+ *       let x = f[0]; let y = V[v..]; f[0] = x OP y;	(OP: * / + -; up to four
+ *       let x = f[0]; f[0] = select(x < 0.0f, 0.0f, x);	 steps, in any order)
+ *       Y[y..] = (u8)round(f[0]);				(or s8)
+ *     }
+ *   }
+ *
+ * with V[v..] a scalar (free of r and j) or column j of a row, becomes
+ *
+ *   brgemm_q(A, B, &C[c..], bs, M, N, K, lda, ldb, ldc, acc, &Y[y.. at r = j = 0],
+ *            ldy, steps, &V0.., &V1.., &V2.., &V3..)
+ *
+ * which the runtime computes the same way, bit for bit (runtime.h,
+ * requant.c).  The nest is what an int8 MatMul's Dequantize scales and
+ * Quantize lower to at its post_block anchor.  With AMX each 32x32 block's
+ * requantization then runs while the next block multiplies (brgemm_amx.c);
+ * so the pass folds only where the driver says int8 calls run on AMX
+ * (struct hgc_tir_passes.amx) and the call's shape takes that path (rows and columns in 32s, K in 64s and over two
+ * chunks, so that neither the exact nor the two-chunk path takes it):
+ * elsewhere the nest LLVM vectorizes is as fast (docs/runtime.md,
+ * "Requantization between the products", has what it gains).  C's block
+ * is scratch for brgemm_q, so C must be a local tensor that nothing but
+ * the call and the nest touches.
+ */
+
+/* The requantization nest once matched. */
+struct qnest {
+	struct nest rows;			/* row loops, j; cidx: C's indices */
+	const struct hgc_tir_expr *v[HGC_RT_Q_STEPS];	/* each step's load, or NULL */
+	bool col[HGC_RT_Q_STEPS];
+	int op[HGC_RT_Q_STEPS], n;
+	const struct hgc_tir_stmt *store;	/* Y[y..] = (u8)round(f[0]) */
+};
+
+/* Whether e is a load of f[0] (f a one-element tensor). */
+static bool load_f(const struct hgc_tir_expr *e, const struct hgc_tir_tensor *f)
+{
+	int64_t z;
+
+	return e->kind == HGC_TIR_E_LOAD && e->u.tensor == f && e->nops == 1 &&
+	       hgc_tir_const_int(e->ops[0], &z) && z == 0;
+}
+
+/* Whether s is `f[0] = value`; the value into *val. */
+static bool store_f(const struct hgc_tir_stmt *s, const struct hgc_tir_tensor *f,
+		    const struct hgc_tir_expr **val)
+{
+	int64_t z;
+
+	if (s->kind != HGC_TIR_S_STORE || s->u.store.tensor != f || s->u.store.n != 1 ||
+	    !hgc_tir_const_int(s->u.store.idx[0], &z) || z)
+		return false;
+	*val = s->u.store.value;
+	return true;
+}
+
+/* Whether s is `let x = f[0]`; x into *x. */
+static bool let_f(const struct hgc_tir_stmt *s, const struct hgc_tir_tensor *f,
+		  struct hgc_tir_var **x)
+{
+	if (s->kind != HGC_TIR_S_LET || s->u.let.var->nassign || !load_f(s->u.let.value, f))
+		return false;
+	*x = s->u.let.var;
+	return true;
+}
+
+/* The runtime's op for binary op b with f's value first (x_first), or 0. */
+static int step_op(int b, bool x_first)
+{
+	switch (b) {
+	case HGC_TIR_MUL: return HGC_RT_Q_MUL;
+	case HGC_TIR_ADD: return HGC_RT_Q_ADD;
+	case HGC_TIR_DIV: return x_first ? HGC_RT_Q_DIV : 0;
+	case HGC_TIR_SUB: return x_first ? HGC_RT_Q_SUB : 0;
+	default: return 0;
+	}
+}
+
+/* One step at s[*i] (advanced past it) into q; false when it is not one. */
+static bool match_step(struct hgc_tir_stmt *const *s, int n, int *i,
+		       const struct hgc_tir_tensor *f, struct qnest *q)
+{
+	const struct hgc_tir_expr *val, *cond;
+	struct hgc_tir_var *x, *y = NULL;
+	const struct hgc_tir_expr *yv = NULL;
+	int k = *i;
+
+	if (q->n == HGC_RT_Q_STEPS || k + 1 >= n || !let_f(s[k], f, &x))
+		return false;
+	if (store_f(s[k + 1], f, &val) && val->kind == HGC_TIR_E_SELECT) {	/* the clamp */
+		cond = val->ops[0];
+		if (cond->kind != HGC_TIR_E_BINARY || cond->op != HGC_TIR_LT ||
+		    !is_var(cond->ops[0], x) || !is_zero(cond->ops[1]) || !is_zero(val->ops[1]) ||
+		    !is_var(val->ops[2], x))
+			return false;
+		q->v[q->n] = NULL;
+		q->col[q->n] = false;
+		q->op[q->n++] = HGC_RT_Q_RELU;
+		*i = k + 2;
+		return true;
+	}
+	if (k + 2 >= n || !let_load(s[k + 1], NULL, f) || !store_f(s[k + 2], f, &val) ||
+	    val->kind != HGC_TIR_E_BINARY)
+		return false;
+	y = s[k + 1]->u.let.var;
+	yv = s[k + 1]->u.let.value;
+	if (is_var(val->ops[0], x) && is_var(val->ops[1], y))
+		q->op[q->n] = step_op(val->op, true);
+	else if (is_var(val->ops[0], y) && is_var(val->ops[1], x))
+		q->op[q->n] = step_op(val->op, false);
+	else
+		return false;
+	if (!q->op[q->n])
+		return false;
+	q->v[q->n++] = yv;
+	*i = k + 3;
+	return true;
+}
+
+/* Whether the element nest's body b is a requantization of C's element into q. */
+static bool match_qbody(const struct hgc_tir_stmt *b, const struct hgc_tir_tensor *c,
+			struct qnest *q)
+{
+	struct hgc_tir_stmt *const *s = b->u.block.stmts;
+	const struct hgc_tir_expr *val, *cl;
+	const struct hgc_tir_tensor *f;
+	enum hgc_tir_kind yk;
+	int n = b->u.block.n, i = 2;
+
+	if (n < 4 || s[0]->kind != HGC_TIR_S_TENSOR)
+		return false;
+	f = s[0]->u.tensor;
+	if (f->elem.kind != HGC_TIR_F32 || f->elem.ptr || hgc_tir_tensor_size(f) != 1 ||
+	    !store_f(s[1], f, &val) || val->kind != HGC_TIR_E_CAST ||
+	    val->type.kind != HGC_TIR_F32 || val->type.lanes != 1)
+		return false;
+	cl = val->ops[0];
+	if (cl->kind != HGC_TIR_E_LOAD || cl->u.tensor != c || cl->type.kind != HGC_TIR_S32)
+		return false;
+	q->rows.cidx = cl->ops;
+	q->n = 0;
+	while (i < n - 1)
+		if (!match_step(s, n, &i, f, q))
+			return false;
+	/* the last: Y[y..] = (u8 or s8)round(f[0]) */
+	q->store = s[n - 1];
+	val = q->store->kind == HGC_TIR_S_STORE ? q->store->u.store.value : NULL;
+	yk = val ? (enum hgc_tir_kind)val->type.kind : HGC_TIR_VOID;
+	return q->n > 0 && val && val->kind == HGC_TIR_E_CAST && (yk == HGC_TIR_U8 || yk == HGC_TIR_S8) &&
+	       val->type.lanes == 1 && !val->type.ptr && q->store->u.store.tensor->elem.kind == yk &&
+	       val->ops[0]->kind == HGC_TIR_E_INTRIN && val->ops[0]->op == HGC_TIR_I_ROUND &&
+	       load_f(val->ops[0]->ops[0], f);
+}
+
+/* Whether the nest's rows and j appear in a only as the rows ld apart and j once. */
+static bool rows_apart(const struct hgc_tp_aff *a, const struct nest *n, int64_t ld)
+{
+	int64_t c = ld;
+
+	if (hgc_tp_aff_coef(a, n->j) != 1)
+		return false;
+	for (int k = n->nr - 1; k >= 0; c *= n->rext[k--])
+		if (hgc_tp_aff_coef(a, n->r[k]) != c)
+			return false;
+	return true;
+}
+
+/* Whether load e is free of the nest's rows, and of j too unless it may be j once in its last index. */
+static bool operand_at(const struct hgc_tp_vars *v, const struct hgc_tir_expr *e,
+		       const struct nest *n, bool *col)
+{
+	*col = false;
+	if (e->type.kind != HGC_TIR_F32 || e->nops > POST_MAX_DIMS)
+		return false;
+	for (int d = 0; d < e->nops; d++) {
+		struct hgc_tp_aff b = hgc_tp_affine(v, e->ops[d]);
+		int64_t cj = hgc_tp_aff_coef(&b, n->j);
+
+		if (!b.ok || (cj != 0 && (cj != 1 || d != e->nops - 1)))
+			return false;
+		*col |= cj == 1;
+		for (int k = 0; k < n->nr; k++)
+			if (hgc_tp_aff_coef(&b, n->r[k]) != 0)
+				return false;
+	}
+	return true;
+}
+
+/* Y's row stride ldy from its store (its linear position: rows ldy apart, j once). */
+static bool y_stride(const struct hgc_tp_vars *v, const struct qnest *q, int64_t N, int64_t *ldy)
+{
+	const struct hgc_tir_stmt *st = q->store;
+	const struct nest *n = &q->rows;
+	struct hgc_tp_aff a = {.ok = true};
+
+	if (!linear(v, st->u.store.tensor, st->u.store.idx, st->u.store.n, 1, &a))
+		return false;
+	*ldy = hgc_tp_aff_coef(&a, n->r[n->nr - 1]);
+	return *ldy >= N && rows_apart(&a, n, *ldy);
+}
+
+struct uses {
+	const struct hgc_tir_tensor *t;
+	int n;
+};
+
+static void uses_expr(struct hgc_tir_visitor *vis, struct hgc_tir_expr *e)
+{
+	struct uses *u = vis->ctx;
+
+	u->n += (e->kind == HGC_TIR_E_LOAD || e->kind == HGC_TIR_E_ADDR) && e->u.tensor == u->t;
+}
+
+static bool uses_stmt(struct hgc_tir_visitor *vis, struct hgc_tir_stmt *s)
+{
+	struct uses *u = vis->ctx;
+
+	u->n += s->kind == HGC_TIR_S_STORE && s->u.store.tensor == u->t;
+	return true;
+}
+
+/* Loads, addresses and stores of t in module m. */
+static int tensor_uses(struct hgc_tir_module *m, const struct hgc_tir_tensor *t)
+{
+	struct uses u = {t, 0};
+	struct hgc_tir_visitor vis = {.stmt_pre = uses_stmt, .expr = uses_expr, .ctx = &u};
+
+	hgc_tir_walk_module(m, &vis);
+	return u.n;
+}
+
+/* Whether the call's constant shape takes AMX's requantizing blocks (brgemm_amx.c). */
+static bool amx_shape(const struct hgc_tir_expr *call, int64_t M, int64_t N)
+{
+	int64_t K;
+
+	return hgc_tir_const_int(call->ops[6], &K) && M % 32 == 0 && N % 32 == 0 && K % 64 == 0 &&
+	       K > 128;
+}
+
+/* &t[e's indices with the nest's rows and j at 0], one element or N columns. */
+static struct hgc_tir_expr *addr_at0(struct hgc_tir_module *m, struct hgc_tir_tensor *t,
+				     struct hgc_tir_expr *const *idx, int nidx,
+				     const struct nest *n, int64_t cols)
+{
+	struct hgc_tir_expr *at[POST_MAX_DIMS];
+	int64_t ext[POST_MAX_DIMS];
+	struct hgc_tir_mutator zero = {.expr = var_to_zero, .m = m};
+
+	for (int i = 0; i < nidx; i++) {
+		at[i] = hgc_tir_expr_copy(m, idx[i]);
+		zero.ctx = n->j;
+		at[i] = hgc_tir_mutate_expr(at[i], &zero);
+		for (int k = 0; k < n->nr; k++) {
+			zero.ctx = n->r[k];
+			at[i] = hgc_tir_mutate_expr(at[i], &zero);
+		}
+		ext[i] = i == nidx - 1 ? cols : 1;
+	}
+	return hgc_tir_addr(m, t, nidx, at, ext);
+}
+
+/* brgemm_q from the call and the matched nest. */
+static struct hgc_tir_expr *q_call(struct hgc_tir_module *m, const struct hgc_tir_expr *call,
+				   const struct qnest *q, int64_t N, int64_t ldy)
+{
+	const struct hgc_tir_stmt *st = q->store;
+	struct hgc_tir_expr *args[18], *first = NULL;
+	int64_t steps = st->u.store.value->type.kind == HGC_TIR_S8 ? HGC_RT_Q_S8 : 0;
+	int i;
+
+	for (i = 0; i < 11; i++)
+		args[i] = call->ops[i];
+	args[11] = addr_at0(m, st->u.store.tensor, st->u.store.idx, st->u.store.n, &q->rows, N);
+	args[12] = hgc_tir_idx(m, ldy);
+	for (i = 0; i < HGC_RT_Q_STEPS; i++) {
+		const struct hgc_tir_expr *l = i < q->n ? q->v[i] : NULL;
+
+		if (i < q->n)
+			steps |= (int64_t)(q->op[i] | (q->col[i] ? HGC_RT_Q_COL : 0)) << (4 * i);
+		args[14 + i] = l ? addr_at0(m, l->u.tensor, l->ops, l->nops, &q->rows,
+					    q->col[i] ? N : 1)
+				 : NULL;
+		if (args[14 + i] && !first)
+			first = args[14 + i];
+	}
+	for (i = 0; i < HGC_RT_Q_STEPS; i++)	/* unused operands: any f32 address */
+		if (!args[14 + i])
+			args[14 + i] = hgc_tir_expr_copy(m, first);
+	args[13] = hgc_tir_idx(m, steps);
+	return hgc_tir_intrin(m, HGC_TIR_I_BRGEMM_Q, 18, args);
+}
+
+/* Fold the requantization nest at b's statement i + 1 into the u8 call statement i ends with. */
+static int qfold_at(struct hgc_tir_module *m, const struct hgc_tp_vars *v, struct hgc_tir_stmt *b,
+		    int i)
+{
+	struct hgc_tir_stmt *cs = call_of(b->u.block.stmts[i], HGC_TIR_U8), *cols;
+	const struct hgc_tir_expr *call = cs ? cs->u.expr : NULL;
+	struct hgc_tir_tensor *c;
+	int64_t M, N, ldc, ldy;
+	struct qnest q = {0};
+	struct hgc_tp_aff a = {.ok = true};
+	int k;
+
+	if (!call || !hgc_tir_const_int(call->ops[4], &M) || !hgc_tir_const_int(call->ops[5], &N) ||
+	    !hgc_tir_const_int(call->ops[9], &ldc) || !amx_shape(call, M, N))
+		return 0;
+	c = call->ops[2]->u.tensor;
+	if (c->scope != HGC_TIR_LOCAL || c->is_param ||
+	    !(cols = nest_loops(b->u.block.stmts[i + 1], M, N, &q.rows)) ||
+	    !match_qbody(cols, c, &q))
+		return 0;
+	/* C's element (r, j) of the call's block, as fold_post's match_access */
+	if (!linear(v, c, q.rows.cidx, call->ops[2]->nops, 1, &a) ||
+	    !linear(v, c, call->ops[2]->ops, call->ops[2]->nops, -1, &a) || !only_rows(&a, &q.rows, ldc))
+		return 0;
+	for (k = 0; k < q.n; k++)
+		if (q.v[k] && !operand_at(v, q.v[k], &q.rows, &q.col[k]))
+			return 0;
+	if (!y_stride(v, &q, N, &ldy) || q.store->u.store.n > POST_MAX_DIMS ||
+	    tensor_uses(m, c) != 2)	/* the call's address and the nest's load: nothing else */
+		return 0;
+	cs->u.expr = q_call(m, call, &q, N, ldy);
+	hgc_tir_remove(b, i + 1, 1);
+	return 1;
+}
+
+/* The u8 call-and-nest pairs among block b's statements, folded. */
+static int qfold_block(struct hgc_tir_module *m, const struct hgc_tp_vars *v,
+		       struct hgc_tir_stmt *b)
+{
+	return fold_pairs(m, v, b, qfold_at);
+}
+
+int hgc_tir_pass_fold_quant(struct hgc_tir_module *m, struct hgc_tir_passes *p,
+			    struct hgc_diag *d)
+{
+	(void)d;
+	if (!p->amx)
+		return 0;
+	return hgc_tp_each_block(m, qfold_block);
 }

@@ -5,6 +5,7 @@
  *
  *     copy_forward -> parallel_merge -> (tensor_shrink of small slices) -> buffer_reuse
  *       -> tensor_shrink -> index_flatten -> loop_fuse -> copy_loops -> fold_post
+ *       -> fold_quant
  *
  * Each pass can be switched off by name (a config's `pass NAME = off;`),
  * and the module is verified after each (always after the last).  The
@@ -38,7 +39,9 @@
 	X(COPY_LOOPS, "copy_loops", hgc_tir_pass_copy_loops,                              \
 	  "a loop that copies a tensor's elements one by one becomes one copy call")       \
 	X(FOLD_POST, "fold_post", hgc_tir_pass_fold_post,                                 \
-	  "a brgemm and the bias (and ReLU) nest on its C block after it into brgemm_post")
+	  "a brgemm and the bias (and ReLU) nest on its C block after it into brgemm_post") \
+	X(FOLD_QUANT, "fold_quant", hgc_tir_pass_fold_quant,                              \
+	  "a u8 brgemm and the requantization nest after it into brgemm_q (with AMX)")
 
 enum hgc_tir_pass {
 #define X(e, n, f, what) HGC_TIR_PASS_##e,
@@ -83,6 +86,7 @@ struct hgc_tir_passes {
 	bool on[HGC_TIR_PASS_COUNT];
 	bool verify_each;		/* verify after every pass (default: unless NDEBUG) */
 	int threads;			/* for the plan's per-thread temporaries; 0: 1 */
+	bool amx;			/* int8 calls run on AMX (fold_quant folds only then) */
 	int changes[HGC_TIR_PASS_COUNT];	/* rewrites each pass made */
 	struct hgc_tir_plan plan;	/* buffer_reuse's plan */
 };
@@ -131,6 +135,8 @@ int hgc_tir_pass_copy_loops(struct hgc_tir_module *m, struct hgc_tir_passes *p,
 /* postfold.c */
 int hgc_tir_pass_fold_post(struct hgc_tir_module *m, struct hgc_tir_passes *p,
 			   struct hgc_diag *d);
+int hgc_tir_pass_fold_quant(struct hgc_tir_module *m, struct hgc_tir_passes *p,
+			    struct hgc_diag *d);
 /* When s is an f32 brgemm call, or a loop of one trip ending in one (where
    fold_post folds a bias and ReLU nest that follows it): the tensor of the
    block it writes; else NULL. */
