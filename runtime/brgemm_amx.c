@@ -722,15 +722,6 @@ static void run(const struct hgc_rt_call *c, int esz, hgc_rt_kernel_fn *zmm,
 }
 
 /*
- * A requantized call (hgc_brgemm_u8s8_q) in 32x32 blocks, each block's
- * sums stored to one of two 4 KiB buffers and requantized a few rows after
- * each chunk of the next block: the zmm work of the epilogue runs while
- * the AMX unit multiplies, where it ran after the whole call.  oneDNN's
- * AMX brgemm kernel interleaves its post-ops so (perf annotate of its
- * jitted code).  bench/amx_probe's blocks/epi and blocks/epi-inter time
- * the two orders (docs/runtime.md, "Requantization between the products").
- */
-/*
  * Rows of the last block requantized after each chunk: all 32 after the
  * first chunk when a block has 8 chunks or fewer, else 8 after each of the
  * first four.  In one process against the same graphs with fold_quant off
@@ -741,6 +732,15 @@ static void run(const struct hgc_rt_call *c, int esz, hgc_rt_kernel_fn *zmm,
  */
 #define Q_ROWS(chunks) ((chunks) <= 8 ? 32 : 8)
 
+/*
+ * A requantized call (hgc_brgemm_u8s8_q) in 32x32 blocks, each block's
+ * sums stored to one of two 4 KiB buffers and requantized a few rows after
+ * each chunk of the next block: the zmm work of the epilogue runs while
+ * the AMX unit multiplies, where it ran after the whole call.  oneDNN's
+ * AMX brgemm kernel interleaves its post-ops so (perf annotate of its
+ * jitted code).  bench/amx_probe's blocks/epi and blocks/epi-inter time
+ * the two orders (docs/runtime.md, "Requantization between the products").
+ */
 static void blocks_q(const struct hgc_rt_call *c, const struct hgc_rt_requant *q)
 {
 	int32_t buf[2][32 * 32] __attribute__((aligned(64)));

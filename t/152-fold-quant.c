@@ -12,7 +12,8 @@
  * take, K of two chunks, a clamp to 1, the passes told there is no AMX),
  * each run through the JIT before and after the passes with bit-identical
  * results: on a machine without AMX the runtime computes brgemm_q its
- * other way (brgemm.c), so the comparison holds everywhere.
+ * other way (brgemm.c), so the comparison holds everywhere.  The verifier
+ * rejects a brgemm_q with an f32 Y or steps that are not a constant.
  */
 #include "t/llvm_check.h"
 #include "t/tir/passes_check.h"
@@ -180,6 +181,37 @@ static int run_passes(struct hgc_tir_module *m, bool amx, const char *off)
 	return rc;
 }
 
+/* A module calling brgemm_q with argument `bad` (11: Y, 13: steps) wrong: the verifier's message. */
+static char *verify_bad(int bad)
+{
+	struct hgc_tir_module *m = hgc_tir_module_new("qbad");
+	struct hgc_tir_func *f = hgc_tir_func_new(m, "entry", TY(VOID));
+	struct hgc_tir_tensor *aa = hgc_tir_func_add_tensor(f, "AA", hgc_tir_ptr_to(TY(U8)), 1, (int64_t[]){ 1 });
+	struct hgc_tir_tensor *ba = hgc_tir_func_add_tensor(f, "BA", hgc_tir_ptr_to(TY(S8)), 1, (int64_t[]){ 1 });
+	struct hgc_tir_tensor *acc = hgc_tir_func_add_tensor(f, "ACC", TY(S32), 1, (int64_t[]){ 1024 });
+	struct hgc_tir_tensor *y = hgc_tir_func_add_tensor(f, "Y", TY(U8), 1, (int64_t[]){ 1024 });
+	struct hgc_tir_tensor *s = hgc_tir_func_add_tensor(f, "S", TY(F32), 1, (int64_t[]){ 32 });
+	struct hgc_tir_var *n = hgc_tir_func_add_scalar(f, "n", TY(INDEX));
+	struct hgc_tir_expr *sv = hgc_tir_addrv(m, s, 1, I(0));
+	struct hgc_diag d;
+	char *msg;
+
+	m->entry = f;
+	hgc_tir_eval(m, f->body, hgc_tir_intrinv(m, HGC_TIR_I_BRGEMM_Q, 18, hgc_tir_addrv(m, aa, 1, I(0)),
+					       hgc_tir_addrv(m, ba, 1, I(0)), hgc_tir_addrv(m, acc, 1, I(0)),
+					       I(1), I(32), I(32), I(256), I(256), I(128), I(32),
+					       hgc_tir_bool(m, false),
+					       bad == 11 ? hgc_tir_expr_copy(m, sv) : hgc_tir_addrv(m, y, 1, I(0)),
+					       I(32), bad == 13 ? V(n) : I(9), sv, hgc_tir_expr_copy(m, sv),
+					       hgc_tir_expr_copy(m, sv), hgc_tir_expr_copy(m, sv)));
+	hgc_diag_init(&d);
+	msg = strdup(hgc_tir_verify(m, &d) < 0 ? hgc_diag_text(&d) : "");
+	msg[strcspn(msg, "\n")] = 0;
+	hgc_diag_release(&d);
+	hgc_tir_module_free(m);
+	return msg;
+}
+
 static const size_t sizes[] = { R * K, K / 4 * C * 4, (C + 1) * 4, YR * C, R * C * 4 };
 
 int main(void)
@@ -213,6 +245,18 @@ int main(void)
 		ok(!strstr(s, "brgemm_q("), "%s, fold_quant off: no brgemm_q", kinds[k].name);
 		free(s);
 		hgc_tir_module_free(off);
+	}
+	{
+		char *good = verify_bad(0), *y = verify_bad(11), *st = verify_bad(13);
+
+		is_str(good, "", "a well-formed brgemm_q verifies");
+		ok(strstr(y, "argument 12 of brgemm_q must be ptr<u8> or ptr<s8>, not ptr<f32>") != NULL,
+		   "a Y of f32: %s", y);
+		ok(strstr(st, "argument 14 of brgemm_q must be an index constant") != NULL,
+		   "steps not a constant: %s", st);
+		free(good);
+		free(y);
+		free(st);
 	}
 	return done_testing();
 }
