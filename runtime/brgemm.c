@@ -106,6 +106,19 @@ static int post_in_kernel(hgc_rt_kernel_fn *k)
 	return k == hgc_rt_f32_avx512 || k == hgc_rt_f32_avx2;
 }
 
+/* Stop on a call that breaks the contract (runtime.h); whether its kernel has sums
+   to compute (a batch element and some k). */
+static int checked(enum hgc_rt_kind kind, const struct hgc_rt_call *c)
+{
+	if (c->K < 0 || c->K % kgroup[kind])
+		bad_call(kind, "K must be a multiple of the packing (pad with zeros), got", c->K);
+	if (c->beta != 0 && c->beta != 1)
+		bad_call(kind, "beta must be 0 or 1, got", c->beta);
+	if ((c->bias || c->relu) && kind != HGC_RT_F32)
+		bad_call(kind, "post-ops are for f32 calls only; relu", c->relu);
+	return c->bs > 0 && c->K > 0;
+}
+
 /* Check a call, do its trivial cases and run the rest with the kernel in use. */
 static void dispatch(enum hgc_rt_kind kind, const struct hgc_rt_call *c)
 {
@@ -114,13 +127,7 @@ static void dispatch(enum hgc_rt_kind kind, const struct hgc_rt_call *c)
 
 	if (c->M <= 0 || c->N <= 0)
 		return;
-	if (c->K < 0 || c->K % kgroup[kind])
-		bad_call(kind, "K must be a multiple of the packing (pad with zeros), got", c->K);
-	if (c->beta != 0 && c->beta != 1)
-		bad_call(kind, "beta must be 0 or 1, got", c->beta);
-	if (post && kind != HGC_RT_F32)
-		bad_call(kind, "post-ops are for f32 calls only; relu", c->relu);
-	if (c->bs <= 0 || c->K == 0) {
+	if (!checked(kind, c)) {
 		empty_sum(c);
 	} else {
 		k = hgc_rt_kernel(kind);
@@ -227,8 +234,7 @@ void hgc_brgemm_u8s8_q(const uint8_t *const *A, const int8_t *const *B, int32_t 
 		bad_call(HGC_RT_U8S8, "malformed requantization steps", (long long)steps);
 	if (M <= 0 || N <= 0)
 		return;
-	if (bs > 0 && K > 0 && K % 4 == 0 && (beta == 0 || beta == 1) && on_amx(HGC_RT_U8S8) &&
-	    hgc_rt_u8s8_amx_q(&c, &q))
+	if (checked(HGC_RT_U8S8, &c) && on_amx(HGC_RT_U8S8) && hgc_rt_u8s8_amx_q(&c, &q))
 		return;
 	dispatch(HGC_RT_U8S8, &c);
 	if (hgc_rt_isa() == HGC_ISA_AVX512)

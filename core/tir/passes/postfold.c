@@ -74,26 +74,33 @@ static bool linear(const struct hgc_tp_vars *v, const struct hgc_tir_tensor *t,
 	return true;
 }
 
+/* Whether the nest's rows and j appear in a only as the rows ld apart and j once. */
+static bool rows_apart(const struct hgc_tp_aff *a, const struct nest *n, int64_t ld)
+{
+	int64_t c = ld;
+
+	if (hgc_tp_aff_coef(a, n->j) != 1)
+		return false;
+	for (int k = n->nr - 1; k >= 0; c *= n->rext[k--])
+		if (hgc_tp_aff_coef(a, n->r[k]) != c)
+			return false;
+	return true;
+}
+
 /*
  * Whether a holds only the row loops' terms, as the rows of a call's block
- * ldc apart (the innermost row loop's coefficient ldc, each outer one's
- * its inner extents times that: the row loops count the block's rows in
- * mixed radix), j's with coefficient 1, and no constant.
+ * ldc apart (rows_apart: the innermost row loop's coefficient ldc, each
+ * outer one's its inner extents times that, the rows counted in mixed
+ * radix), j's with coefficient 1, and no constant and nothing else.
  */
 static bool only_rows(const struct hgc_tp_aff *a, const struct nest *n, int64_t ldc)
 {
-	int64_t c = ldc;
-	int k, i;
-
-	if (a->c0 != 0 || hgc_tp_aff_coef(a, n->j) != 1)
+	if (a->c0 != 0 || !rows_apart(a, n, ldc))
 		return false;
-	for (k = n->nr - 1; k >= 0; c *= n->rext[k--])
-		if (hgc_tp_aff_coef(a, n->r[k]) != c)
-			return false;
-	for (i = 0; i < a->n; i++) {
+	for (int i = 0; i < a->n; i++) {
 		bool known = a->t[i].var == n->j;
 
-		for (k = 0; k < n->nr; k++)
+		for (int k = 0; k < n->nr; k++)
 			known |= a->t[i].var == n->r[k];
 		if (!known && a->t[i].c != 0)
 			return false;
@@ -254,35 +261,52 @@ static bool match_body(const struct hgc_tir_stmt *b, const struct hgc_tir_tensor
 	       is_var(v->ops[2], x);
 }
 
-/*
- * Whether the nest's C accesses are element (r, j) of the call's block (r
- * the row the row loops count) and its bias load reads column j of a row
- * (every index but the last free of the loops, the last j plus a free
- * part).
- */
-static bool match_access(const struct hgc_tp_vars *v, const struct hgc_tir_expr *call,
-			 const struct nest *n)
+/* Whether the nest's C index cidx is element (r, j) of the call's block: the
+   linear positions differ by exactly r ldc + j (r what the row loops count). */
+static bool c_element(const struct hgc_tp_vars *v, const struct hgc_tir_expr *call,
+		      struct hgc_tir_expr *const *cidx, const struct nest *n)
 {
-	const struct hgc_tir_expr *caddr = call->ops[2], *bl = n->bias;
+	const struct hgc_tir_expr *caddr = call->ops[2];
 	struct hgc_tp_aff a = {.ok = true};
 	int64_t ldc;
-	int d;
 
-	if (!hgc_tir_const_int(call->ops[9], &ldc) ||
-	    !linear(v, caddr->u.tensor, n->cidx, caddr->nops, 1, &a) ||
-	    !linear(v, caddr->u.tensor, caddr->ops, caddr->nops, -1, &a) ||
-	    !only_rows(&a, n, ldc))
+	return hgc_tir_const_int(call->ops[9], &ldc) &&
+	       linear(v, caddr->u.tensor, cidx, caddr->nops, 1, &a) &&
+	       linear(v, caddr->u.tensor, caddr->ops, caddr->nops, -1, &a) && only_rows(&a, n, ldc);
+}
+
+/* Whether load e is free of the nest's rows, and of j too unless it may be j once in its last index. */
+static bool operand_at(const struct hgc_tp_vars *v, const struct hgc_tir_expr *e,
+		       const struct nest *n, bool *col)
+{
+	*col = false;
+	if (e->type.kind != HGC_TIR_F32 || e->nops > POST_MAX_DIMS)
 		return false;
-	for (d = 0; d < bl->nops; d++) {
-		struct hgc_tp_aff b = hgc_tp_affine(v, bl->ops[d]);
+	for (int d = 0; d < e->nops; d++) {
+		struct hgc_tp_aff b = hgc_tp_affine(v, e->ops[d]);
+		int64_t cj = hgc_tp_aff_coef(&b, n->j);
 
-		if (!b.ok || hgc_tp_aff_coef(&b, n->j) != (d == bl->nops - 1))
+		if (!b.ok || (cj != 0 && (cj != 1 || d != e->nops - 1)))
 			return false;
+		*col |= cj == 1;
 		for (int k = 0; k < n->nr; k++)
 			if (hgc_tp_aff_coef(&b, n->r[k]) != 0)
 				return false;
 	}
 	return true;
+}
+
+/*
+ * Whether the nest's C accesses are element (r, j) of the call's block and
+ * its bias load reads column j of a row (every index but the last free of
+ * the loops, the last j plus a free part).
+ */
+static bool match_access(const struct hgc_tp_vars *v, const struct hgc_tir_expr *call,
+			 const struct nest *n)
+{
+	bool col;
+
+	return c_element(v, call, n->cidx, n) && operand_at(v, n->bias, n, &col) && col;
 }
 
 /* The variable in ctx read as 0 (hgc_tir_mutate_expr). */
@@ -291,23 +315,39 @@ static struct hgc_tir_expr *var_to_zero(struct hgc_tir_mutator *mu, struct hgc_t
 	return is_var(e, mu->ctx) ? hgc_tir_idx(mu->m, 0) : e;
 }
 
+/* &t[e's indices with the nest's rows and j at 0], one element or N columns. */
+static struct hgc_tir_expr *addr_at0(struct hgc_tir_module *m, struct hgc_tir_tensor *t,
+				     struct hgc_tir_expr *const *idx, int nidx,
+				     const struct nest *n, int64_t cols)
+{
+	struct hgc_tir_expr *at[POST_MAX_DIMS];
+	int64_t ext[POST_MAX_DIMS];
+	struct hgc_tir_mutator zero = {.expr = var_to_zero, .m = m};
+
+	for (int i = 0; i < nidx; i++) {
+		at[i] = hgc_tir_expr_copy(m, idx[i]);
+		zero.ctx = n->j;
+		at[i] = hgc_tir_mutate_expr(at[i], &zero);
+		for (int k = 0; k < n->nr; k++) {
+			zero.ctx = n->r[k];
+			at[i] = hgc_tir_mutate_expr(at[i], &zero);
+		}
+		ext[i] = i == nidx - 1 ? cols : 1;
+	}
+	return hgc_tir_addr(m, t, nidx, at, ext);
+}
+
 /* brgemm_post from the call and the matched nest. */
 static struct hgc_tir_expr *post_call(struct hgc_tir_module *m, const struct hgc_tir_expr *call,
 				      const struct nest *n, int64_t cols)
 {
 	const struct hgc_tir_expr *bl = n->bias;
-	struct hgc_tir_expr *args[13], *idx[POST_MAX_DIMS];
-	struct hgc_tir_mutator at_j0 = { .expr = var_to_zero, .m = m, .ctx = n->j };
-	int64_t ext[POST_MAX_DIMS];
+	struct hgc_tir_expr *args[13];
 	int i;
 
 	for (i = 0; i < 11; i++)
 		args[i] = call->ops[i];
-	for (i = 0; i < bl->nops; i++) {
-		idx[i] = hgc_tir_mutate_expr(hgc_tir_expr_copy(m, bl->ops[i]), &at_j0);
-		ext[i] = i == bl->nops - 1 ? cols : 1;
-	}
-	args[11] = hgc_tir_addr(m, bl->u.tensor, bl->nops, idx, ext);
+	args[11] = addr_at0(m, bl->u.tensor, bl->ops, bl->nops, n, cols);
 	args[12] = hgc_tir_bool(m, n->relu);
 	return hgc_tir_intrin(m, HGC_TIR_I_BRGEMM_POST, 13, args);
 }
@@ -323,13 +363,10 @@ static int fold_at(struct hgc_tir_module *m, const struct hgc_tp_vars *v, struct
 
 	if (!call || !hgc_tir_const_int(call->ops[4], &M) || !hgc_tir_const_int(call->ops[5], &N) ||
 	    !(cols = nest_loops(b->u.block.stmts[i + 1], M, N, &n)) ||
-	    !match_body(cols, call->ops[2]->u.tensor, &n) ||
-	    n.bias->nops > POST_MAX_DIMS || !match_access(v, call, &n))
+	    !match_body(cols, call->ops[2]->u.tensor, &n) || !match_access(v, call, &n))
 		return 0;
 	cs->u.expr = post_call(m, call, &n, N);
-	for (int k = i + 1; k + 1 < b->u.block.n; k++)
-		b->u.block.stmts[k] = b->u.block.stmts[k + 1];
-	b->u.block.n--;
+	hgc_tir_remove(b, i + 1, 1);
 	return 1;
 }
 
@@ -451,8 +488,8 @@ static bool match_step(struct hgc_tir_stmt *const *s, int n, int *i,
 		       const struct hgc_tir_tensor *f, struct qnest *q)
 {
 	const struct hgc_tir_expr *val, *cond;
-	struct hgc_tir_var *x, *y = NULL;
-	const struct hgc_tir_expr *yv = NULL;
+	struct hgc_tir_var *x, *y;
+	const struct hgc_tir_expr *yv;
 	int k = *i;
 
 	if (q->n == HGC_RT_Q_STEPS || k + 1 >= n || !let_f(s[k], f, &x))
@@ -522,39 +559,7 @@ static bool match_qbody(const struct hgc_tir_stmt *b, const struct hgc_tir_tenso
 	       load_f(val->ops[0]->ops[0], f);
 }
 
-/* Whether the nest's rows and j appear in a only as the rows ld apart and j once. */
-static bool rows_apart(const struct hgc_tp_aff *a, const struct nest *n, int64_t ld)
-{
-	int64_t c = ld;
 
-	if (hgc_tp_aff_coef(a, n->j) != 1)
-		return false;
-	for (int k = n->nr - 1; k >= 0; c *= n->rext[k--])
-		if (hgc_tp_aff_coef(a, n->r[k]) != c)
-			return false;
-	return true;
-}
-
-/* Whether load e is free of the nest's rows, and of j too unless it may be j once in its last index. */
-static bool operand_at(const struct hgc_tp_vars *v, const struct hgc_tir_expr *e,
-		       const struct nest *n, bool *col)
-{
-	*col = false;
-	if (e->type.kind != HGC_TIR_F32 || e->nops > POST_MAX_DIMS)
-		return false;
-	for (int d = 0; d < e->nops; d++) {
-		struct hgc_tp_aff b = hgc_tp_affine(v, e->ops[d]);
-		int64_t cj = hgc_tp_aff_coef(&b, n->j);
-
-		if (!b.ok || (cj != 0 && (cj != 1 || d != e->nops - 1)))
-			return false;
-		*col |= cj == 1;
-		for (int k = 0; k < n->nr; k++)
-			if (hgc_tp_aff_coef(&b, n->r[k]) != 0)
-				return false;
-	}
-	return true;
-}
 
 /* Y's row stride ldy from its store (its linear position: rows ldy apart, j once). */
 static bool y_stride(const struct hgc_tp_vars *v, const struct qnest *q, int64_t N, int64_t *ldy)
@@ -608,27 +613,6 @@ static bool amx_shape(const struct hgc_tir_expr *call, int64_t M, int64_t N)
 	       K > 128;
 }
 
-/* &t[e's indices with the nest's rows and j at 0], one element or N columns. */
-static struct hgc_tir_expr *addr_at0(struct hgc_tir_module *m, struct hgc_tir_tensor *t,
-				     struct hgc_tir_expr *const *idx, int nidx,
-				     const struct nest *n, int64_t cols)
-{
-	struct hgc_tir_expr *at[POST_MAX_DIMS];
-	int64_t ext[POST_MAX_DIMS];
-	struct hgc_tir_mutator zero = {.expr = var_to_zero, .m = m};
-
-	for (int i = 0; i < nidx; i++) {
-		at[i] = hgc_tir_expr_copy(m, idx[i]);
-		zero.ctx = n->j;
-		at[i] = hgc_tir_mutate_expr(at[i], &zero);
-		for (int k = 0; k < n->nr; k++) {
-			zero.ctx = n->r[k];
-			at[i] = hgc_tir_mutate_expr(at[i], &zero);
-		}
-		ext[i] = i == nidx - 1 ? cols : 1;
-	}
-	return hgc_tir_addr(m, t, nidx, at, ext);
-}
 
 /* brgemm_q from the call and the matched nest. */
 static struct hgc_tir_expr *q_call(struct hgc_tir_module *m, const struct hgc_tir_expr *call,
@@ -668,22 +652,19 @@ static int qfold_at(struct hgc_tir_module *m, const struct hgc_tp_vars *v, struc
 	struct hgc_tir_stmt *cs = call_of(b->u.block.stmts[i], HGC_TIR_U8), *cols;
 	const struct hgc_tir_expr *call = cs ? cs->u.expr : NULL;
 	struct hgc_tir_tensor *c;
-	int64_t M, N, ldc, ldy;
+	int64_t M, N, ldy;
 	struct qnest q = {0};
-	struct hgc_tp_aff a = {.ok = true};
 	int k;
 
 	if (!call || !hgc_tir_const_int(call->ops[4], &M) || !hgc_tir_const_int(call->ops[5], &N) ||
-	    !hgc_tir_const_int(call->ops[9], &ldc) || !amx_shape(call, M, N))
+	    !amx_shape(call, M, N))
 		return 0;
 	c = call->ops[2]->u.tensor;
 	if (c->scope != HGC_TIR_LOCAL || c->is_param ||
 	    !(cols = nest_loops(b->u.block.stmts[i + 1], M, N, &q.rows)) ||
 	    !match_qbody(cols, c, &q))
 		return 0;
-	/* C's element (r, j) of the call's block, as fold_post's match_access */
-	if (!linear(v, c, q.rows.cidx, call->ops[2]->nops, 1, &a) ||
-	    !linear(v, c, call->ops[2]->ops, call->ops[2]->nops, -1, &a) || !only_rows(&a, &q.rows, ldc))
+	if (!c_element(v, call, q.rows.cidx, &q.rows))
 		return 0;
 	for (k = 0; k < q.n; k++)
 		if (q.v[k] && !operand_at(v, q.v[k], &q.rows, &q.col[k]))
