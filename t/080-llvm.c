@@ -453,12 +453,73 @@ static void test_exp(void)
 	ok(Y[7 * 6] == INFINITY && Y[7 * 12] == 0, "exp(89) overflows, exp(-1000) is 0");
 }
 
+/* exp_nonpos in a loop too short to vectorize: the scalar function, inlined after the
+   pipeline, with exp_nonpos_inline's values (flushed below 2^-126). */
+static void test_exp_nonpos_short(void)
+{
+	float X[3] = { -0.5f, -100, -INFINITY }, Y[3];
+	void *args[2] = { X, Y };
+	size_t sizes[2] = { sizeof(X), sizeof(Y) };
+
+	if (!run_both(build_unary(HGC_TIR_I_EXP_NONPOS, 3), args, sizes, 2, "exp_nonpos of 3"))
+		return;
+	ok(exp_ulps(Y[0], X[0]) <= 2 && Y[1] == 0 && Y[2] == 0,
+	   "exp_nonpos of 3: e^-0.5 within 2 ulp, 0 for -100 and -inf");
+}
+
+/* The optimized IR of build_unary(exp_nonpos, n) (malloc'ed), or NULL. */
+static char *exp_nonpos_ir(int64_t n)
+{
+	struct hgc_tir_module *m = build_unary(HGC_TIR_I_EXP_NONPOS, n);
+	struct hgc_diag d;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int rc;
+
+	hgc_diag_init(&d);
+	rc = hgc_codegen_llvm_dump(f, m, NULL, &d);
+	fclose(f);
+	if (rc) {
+		diag("%s", hgc_diag_text(&d));
+		free(text);
+		text = NULL;
+	}
+	hgc_diag_release(&d);
+	hgc_tir_module_free(m);
+	return text;
+}
+
+/* After the pipeline no call to the vector-variant functions is left (they are
+   inlined and dropped, llvm_vfabi.c); with AVX-512 the widened loop has vscalefps. */
+static void test_exp_nonpos_ir(void)
+{
+	bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+	char *wide = exp_nonpos_ir(4096), *narrow = exp_nonpos_ir(3);
+
+	ok(wide && narrow && !strstr(wide, "hgc.vf.") && !strstr(narrow, "hgc.vf."),
+	   "exp_nonpos: no hgc.vf function left in the optimized IR");
+	ok(wide && (strstr(wide, "llvm.x86.avx512.mask.scalef.ps") != NULL) == avx512,
+	   "exp_nonpos: the widened loop %s vscalefps", avx512 ? "uses" : "does not use");
+	free(wide);
+	free(narrow);
+}
+
+/* Results below 2^-126, where exp_nonpos is 0 or the subnormal, backend by backend. */
+static bool both_tiny(int arg, size_t i, float c, float j)
+{
+	(void)arg, (void)i;
+	return fabsf(c) < 0x1p-126f && fabsf(j) < 0x1p-126f;
+}
+
 /*
  * exp_nonpos, the exp of softmax's x - max(x) and erf's large branch: for
  * x <= 88, within 2 ulp of expf wherever expf is at least 2^-126 and 0 or
  * the same subnormal below; -inf gives 0, NaN NaN; the same bits from both
- * backends (hgc_expf_nonpos).  The loop is long enough to vectorize, so the
- * vector form of its integer max runs too.
+ * backends (hgc_expf_nonpos) but below 2^-126.  The loop is long enough to
+ * vectorize: with AVX-512 into vscalefps (llvm_vfabi.c's variant, which
+ * rounds into the subnormals), else into the vector form of the integer
+ * max; a loop of three runs the scalar function inline.
  */
 static void test_exp_nonpos(void)
 {
@@ -469,7 +530,8 @@ static void test_exp_nonpos(void)
 	void *args[2] = { X, Y };
 	size_t sizes[2] = { sizeof(X), sizeof(Y) };
 	double worst = 0, u;
-	int i, flushed = 0, bad_tiny = 0, nspecial = (int)(sizeof(special) / sizeof(special[0]));
+	int i, flushed = 0, subnormal = 0, bad_tiny = 0;
+	int nspecial = (int)(sizeof(special) / sizeof(special[0]));
 
 	for (i = 0; i < N; i++)
 		X[i] = -110 + 110 * (float)i / N;
@@ -477,13 +539,15 @@ static void test_exp_nonpos(void)
 		X[i * 7] = special[i];
 	X[1] = NAN;
 	X[3] = -INFINITY;
-	if (!run_both(build_unary(HGC_TIR_I_EXP_NONPOS, N), args, sizes, 2, "exp_nonpos"))
+	if (!run_both_but(build_unary(HGC_TIR_I_EXP_NONPOS, N), args, sizes, 2, "exp_nonpos",
+			  both_tiny))
 		return;
 	for (i = 0; i < N; i++) {
 		if (isnan(X[i]) || isinf(X[i]))
 			continue;
 		if (expf(X[i]) < 0x1p-126f) {
 			flushed += Y[i] == 0;
+			subnormal += Y[i] != 0;
 			bad_tiny += Y[i] != 0 && fabs((double)Y[i] - expf(X[i])) > 0x1p-148;
 			continue;
 		}
@@ -496,10 +560,17 @@ static void test_exp_nonpos(void)
 	ok(worst <= 2, "exp_nonpos over [-110, 0] and specials up to 88: within %.2f ulp of expf",
 	   worst);
 	ok(flushed > 100 && bad_tiny == 0,
-	   "exp_nonpos below 2^-126: 0 (%d times) or expf's subnormal (%d others)", flushed,
-	   bad_tiny);
+	   "exp_nonpos below 2^-126: 0 (%d times) or expf's subnormal (%d times, %d wrong)",
+	   flushed, subnormal, bad_tiny);
 	ok(isnan(Y[1]) && Y[3] == 0 && Y[7 * 11] == 0 && Y[0] == 1 && Y[7] == 1,
 	   "exp_nonpos(NaN) is NaN, of -inf and -1000 0, of 0 and -0 1");
+	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl"))
+		ok(subnormal > 100, "AVX-512: the vscalefps variant ran (%d subnormal results)",
+		   subnormal);
+	else
+		ok(subnormal == 0, "no AVX-512: every result below 2^-126 flushed");
+	test_exp_nonpos_short();
+	test_exp_nonpos_ir();
 }
 
 /*

@@ -42,13 +42,41 @@ static inline struct hgc_compiled *jit(struct hgc_tir_module *m, const char *wha
 	return c;
 }
 
+/* Whether the backends may disagree on the f32 element i of argument arg
+   (with the C backend's value c and the JIT's j). */
+typedef bool (*may_differ_fn)(int arg, size_t i, float c, float j);
+
+/* How many f32 elements of c and j (bytes bytes each) differ where may_differ does
+   not allow it (the first three are shown). */
+static inline int disagreements(int arg, const void *c, const void *j, size_t bytes,
+				may_differ_fn may_differ)
+{
+	size_t i;
+	int bad = 0;
+	float x, y;
+
+	for (i = 0; i + 4 <= bytes; i += 4) {
+		if (!memcmp((const char *)c + i, (const char *)j + i, 4))
+			continue;
+		memcpy(&x, (const char *)c + i, 4);
+		memcpy(&y, (const char *)j + i, 4);
+		if (!may_differ(arg, i / 4, x, y)) {
+			if (bad++ < 3)
+				diag("argument %d, element %zu: C %a, LLVM %a", arg, i / 4, x, y);
+		}
+	}
+	return bad;
+}
+
 /*
- * Run m with the C backend on inputs in[] and compare each buffer with want[].
+ * Run m with the C backend on inputs in[] and compare each buffer with want[]
+ * (byte for byte, or f32 element by element outside what may_differ allows).
  * Not under AddressSanitizer: the C backend's dlopen'ed modules leak a few
  * bytes from a library initializer there, which is not this test's business.
  */
-static inline void same_as_c(struct hgc_tir_module *m, void **in, void *const *want,
-			     const size_t *sizes, int n, const char *what)
+static inline void same_as_c_but(struct hgc_tir_module *m, void **in, void *const *want,
+				 const size_t *sizes, int n, const char *what,
+				 may_differ_fn may_differ)
 {
 	struct hgc_compiled *c;
 	struct hgc_diag d;
@@ -67,22 +95,32 @@ static inline void same_as_c(struct hgc_tir_module *m, void **in, void *const *w
 	}
 	hgc_codegen_run(c, in);
 	for (i = 0; i < n; i++)
-		if (memcmp(in[i], want[i], sizes[i])) {
+		if (memcmp(in[i], want[i], sizes[i]) &&
+		    (!may_differ || disagreements(i, in[i], want[i], sizes[i], may_differ))) {
 			diag("%s: argument %d differs between the backends", what, i);
 			same = 0;
 		}
-	ok(same, "%s: the LLVM and C backends agree byte for byte", what);
+	ok(same, "%s: the LLVM and C backends agree byte for byte%s", what,
+	   may_differ ? " (where they must)" : "");
 	hgc_codegen_free(c);
 	hgc_diag_release(&d);
+}
+
+/* same_as_c_but with no difference allowed. */
+static inline void same_as_c(struct hgc_tir_module *m, void **in, void *const *want,
+			     const size_t *sizes, int n, const char *what)
+{
+	same_as_c_but(m, in, want, sizes, n, what, NULL);
 }
 
 /*
  * Run m through the JIT on args (n buffers of sizes[i] bytes, results in
  * place), and through the C backend on copies of the inputs: every buffer
- * must come out the same.  Frees m; returns whether the JIT ran.
+ * must come out the same, but for the f32 elements may_differ (if not NULL)
+ * allows.  Frees m; returns whether the JIT ran.
  */
-static inline bool run_both(struct hgc_tir_module *m, void **args, const size_t *sizes, int n,
-			    const char *what)
+static inline bool run_both_but(struct hgc_tir_module *m, void **args, const size_t *sizes,
+				int n, const char *what, may_differ_fn may_differ)
 {
 	void *in[MAXARGS];
 	struct hgc_compiled *c;
@@ -94,12 +132,19 @@ static inline bool run_both(struct hgc_tir_module *m, void **args, const size_t 
 	if (c) {
 		hgc_codegen_run(c, args);
 		hgc_codegen_free(c);
-		same_as_c(m, in, args, sizes, n, what);
+		same_as_c_but(m, in, args, sizes, n, what, may_differ);
 	}
 	for (i = 0; i < n && i < MAXARGS; i++)
 		free(in[i]);
 	hgc_tir_module_free(m);
 	return c != NULL;
+}
+
+/* run_both_but with no difference allowed. */
+static inline bool run_both(struct hgc_tir_module *m, void **args, const size_t *sizes, int n,
+			    const char *what)
+{
+	return run_both_but(m, args, sizes, n, what, NULL);
 }
 
 /* The largest relative error of got against want over n values. */

@@ -10,7 +10,8 @@
  * (statements, loops), llvm_func.c (functions, wrappers), llvm_pfor.c
  * (outlined parallel-for bodies), llvm_module.c (the driver and the JIT
  * backend), llvm_emit.c (object, assembly, IR and header output),
- * llvm_object.c (objects in memory, and loading them into the JIT).
+ * llvm_object.c (objects in memory, and loading them into the JIT),
+ * llvm_vfabi.c (math calls with vector variants for LLVM's vectorizers).
  */
 #ifndef HGC_CODEGEN_LLVM_INT_H
 #define HGC_CODEGEN_LLVM_INT_H
@@ -19,6 +20,7 @@
 #include <llvm-c/Error.h>
 #include <llvm-c/Orc.h>
 #include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
 
 #include "codegen.h"
 
@@ -159,6 +161,17 @@ LLVMValueRef hgc_llvm_intrin(struct hgc_llvm_gen *g, const struct hgc_tir_expr *
 /* Call the LLVM intrinsic name overloaded on types ov[0..nov). */
 LLVMValueRef hgc_llvm_call_intrinsic(struct hgc_llvm_gen *g, const char *name, LLVMTypeRef *ov,
 				     int nov, LLVMValueRef *args, int n);
+
+/* llvm_vfabi.c */
+/* The IR of a unary f32 function on x (a float or a vector of them), built at g->b. */
+typedef LLVMValueRef (*hgc_llvm_unary_body)(struct hgc_llvm_gen *g, LLVMValueRef x);
+/* body(x) for an f32 x as a call to hgc.vf.NAME, whose 4-, 8- and 16-lane variants
+   (body on vectors) LLVM's vectorizers call where they widen the loop. */
+LLVMValueRef hgc_llvm_vfabi_call(struct hgc_llvm_gen *g, const char *name, LLVMValueRef x,
+				 hgc_llvm_unary_body body);
+/* After the pass pipeline: inline every hgc.vf function and drop those left unused;
+   -1 with d set. */
+int hgc_llvm_vfabi_inline(LLVMModuleRef mod, LLVMPassBuilderOptionsRef opts, struct hgc_diag *d);
 
 /* llvm_stmt.c */
 void hgc_llvm_stmt(struct hgc_llvm_gen *g, const struct hgc_tir_stmt *s);

@@ -7,7 +7,8 @@
  * and round (nearbyint: halves to even, like the C backend) are LLVM
  * intrinsics, single instructions that vectorize; exp and exp_nonpos are
  * inline IR (a range reduction and a polynomial, within 2 ulp of expf) so that loops
- * around it vectorize too, and so is erf (math_poly.h); log, pow and tanh
+ * around it vectorize too (exp_nonpos on AVX-512 as a call whose vector
+ * variants use vscalefps: llvm_vfabi.c), and so is erf (math_poly.h); log, pow and tanh
  * call libm (logf ...) as
  * the C backend does: such a call may set errno, so
  * LLVM does not turn it into a vector call that codegen splits back into
@@ -18,6 +19,7 @@
 #include "math_poly.h"
 #include "runtime/runtime.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* Call an overloaded LLVM intrinsic by name. */
@@ -336,6 +338,53 @@ static LLVMValueRef exp_nonpos_inline(struct hgc_llvm_gen *g, LLVMValueRef x)
 	return LLVMBuildFMul(g->b, p, LLVMBuildBitCast(g->b, s, ty, ""), "");
 }
 
+/*
+ * exp_nonpos's vector form on AVX-512 (llvm_vfabi.c's variants): p * 2^n by
+ * vscalefps, where exp_nonpos_inline takes a shift, an integer max and a
+ * multiply.  The same values wherever those are at least 2^-126; below,
+ * vscalefps rounds p * 2^n into the subnormals (n >= -150 after the clamp,
+ * so -inf still comes out 0) where the shift flushes to 0: the intrinsic
+ * leaves that range's result to the backend (tir.h).
+ */
+static LLVMValueRef exp_nonpos_scalef(struct hgc_llvm_gen *g, LLVMValueRef x)
+{
+	LLVMTypeRef ty = LLVMTypeOf(x), mty;
+	const double round_bias = 12582912.0 + 127.0;
+	unsigned w = LLVMGetVectorSize(ty);
+	LLVMValueRef xc, t, n, a[5];
+	char name[48];
+
+	xc = clamp_to(g, x, LLVMRealOLT, -104.0);
+	t = fma3(g, xc, fconst(ty, 1.44269504088896341), fconst(ty, round_bias));
+	n = LLVMBuildFSub(g->b, t, fconst(ty, round_bias), "");
+	mty = w == 16 ? g->t.i16 : g->t.i8;
+	a[0] = exp_poly(g, reduce_ln2(g, xc, n));
+	a[1] = n;
+	a[2] = LLVMGetUndef(ty);
+	a[3] = LLVMConstAllOnes(mty);
+	a[4] = LLVMConstInt(g->t.i32, 4, 0);	/* the current rounding mode */
+	snprintf(name, sizeof(name), "llvm.x86.avx512.mask.scalef.ps.%u", w * 32);
+	return hgc_llvm_call_intrinsic(g, name, &ty, 0, a, w == 16 ? 5 : 4);
+}
+
+/* exp_nonpos on x: the scalar IR, or vscalefps on a vector variant's lanes. */
+static LLVMValueRef exp_nonpos_body(struct hgc_llvm_gen *g, LLVMValueRef x)
+{
+	if (LLVMGetTypeKind(LLVMTypeOf(x)) == LLVMVectorTypeKind)
+		return exp_nonpos_scalef(g, x);
+	return exp_nonpos_inline(g, x);
+}
+
+/* exp_nonpos of a scalar: with vector variants where AVX-512 (and VL, for
+   the 4- and 8-lane ones) has vscalefps, else the inline IR. */
+static LLVMValueRef exp_nonpos(struct hgc_llvm_gen *g, LLVMValueRef x)
+{
+	if (LLVMGetTypeKind(LLVMTypeOf(x)) == LLVMVectorTypeKind ||
+	    !hgc_llvm_has_feature("avx512f") || !hgc_llvm_has_feature("avx512vl"))
+		return exp_nonpos_inline(g, x);
+	return hgc_llvm_vfabi_call(g, "exp_nonpos", x, exp_nonpos_body);
+}
+
 /* Horner's rule in fma steps over n coefficients, highest degree first. */
 static LLVMValueRef horner(struct hgc_llvm_gen *g, const double *c, int n, LLVMValueRef t)
 {
@@ -413,7 +462,7 @@ static LLVMValueRef math(struct hgc_llvm_gen *g, const struct hgc_tir_expr *e)
 	if (e->op == HGC_TIR_I_EXP && e->type.kind == HGC_TIR_F32)
 		return exp_inline(g, a[0]);
 	if (e->op == HGC_TIR_I_EXP_NONPOS && e->type.kind == HGC_TIR_F32)
-		return exp_nonpos_inline(g, a[0]);
+		return exp_nonpos(g, a[0]);
 	if (e->op == HGC_TIR_I_ERF && e->type.kind == HGC_TIR_F32)
 		return erf_inline(g, a[0]);
 	if (libm_fns[e->op])

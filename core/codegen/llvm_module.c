@@ -233,18 +233,20 @@ static int verify(struct hgc_llvm_module *lm, struct hgc_diag *d)
  * vectorizers see the target.  The loop unroller is off unless asked for: it
  * multiplies compile time on loop nests (a 13x97 softmax: 45 ms instead of
  * 200+) for no speed we could measure; the vectorizer still interleaves.
+ * Then the math calls with vector variants are inlined (llvm_vfabi.c).
  */
 static int optimize(struct hgc_llvm_module *lm, const struct hgc_codegen_llvm_opts *o,
 		    struct hgc_diag *d)
 {
 	LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
 	LLVMErrorRef err;
+	int rc;
 
 	LLVMPassBuilderOptionsSetLoopUnrolling(opts, o && o->unroll);
 	err = LLVMRunPasses(lm->mod, o && o->passes ? o->passes : "default<O3>", hgc_llvm_tm(), opts);
-
+	rc = err ? hgc_llvm_error(d, err, "cannot optimize") : hgc_llvm_vfabi_inline(lm->mod, opts, d);
 	LLVMDisposePassBuilderOptions(opts);
-	return err ? hgc_llvm_error(d, err, "cannot optimize") : 0;
+	return rc;
 }
 
 /* A fresh LLVM module for m in a context of its own, targeting the host. */
