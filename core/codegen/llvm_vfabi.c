@@ -18,6 +18,7 @@
 #include "llvm_int.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define VF_PREFIX "hgc.vf."
@@ -54,23 +55,22 @@ static LLVMValueRef define(struct hgc_llvm_gen *g, const char *name, LLVMTypeRef
 static void keep_used(struct hgc_llvm_gen *g, LLVMValueRef *fns, int n)
 {
 	LLVMTypeRef i8p = LLVMPointerType(g->t.i8, 0);
-	LLVMValueRef old = LLVMGetNamedGlobal(g->mod, "llvm.compiler.used"), all[16], arr, gv;
-	int k = 0, i;
+	LLVMValueRef old = LLVMGetNamedGlobal(g->mod, "llvm.compiler.used"), *all, arr, gv;
+	int nold = old ? LLVMGetNumOperands(LLVMGetInitializer(old)) : 0, i;
 
-	if (old) {
-		LLVMValueRef init = LLVMGetInitializer(old);
-
-		for (i = 0; i < LLVMGetNumOperands(init) && k < 16 - n; i++)
-			all[k++] = LLVMGetOperand(init, (unsigned)i);
-		LLVMDeleteGlobal(old);
-	}
+	all = hgc_xcalloc((size_t)(nold + n), sizeof(*all));
+	for (i = 0; i < nold; i++)
+		all[i] = LLVMGetOperand(LLVMGetInitializer(old), (unsigned)i);
 	for (i = 0; i < n; i++)
-		all[k++] = LLVMConstBitCast(fns[i], i8p);
-	arr = LLVMConstArray(i8p, all, (unsigned)k);
+		all[nold + i] = LLVMConstBitCast(fns[i], i8p);
+	if (old)
+		LLVMDeleteGlobal(old);
+	arr = LLVMConstArray(i8p, all, (unsigned)(nold + n));
 	gv = LLVMAddGlobal(g->mod, LLVMTypeOf(arr), "llvm.compiler.used");
 	LLVMSetLinkage(gv, LLVMAppendingLinkage);
 	LLVMSetSection(gv, "llvm.metadata");
 	LLVMSetInitializer(gv, arr);
+	free(all);
 }
 
 /* The scalar function hgc.vf.NAME and its variants, defined on first use. */
