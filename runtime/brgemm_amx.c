@@ -106,14 +106,29 @@ struct next_a {
 	int64_t left, share;	/* lines still to ask for, and at each step */
 };
 
+/*
+ * The streams of A: the 32x32 blocks' and the exact path's calls ask from
+ * the first call that continues one; the two-chunk path's only once its
+ * stream has run past ROW2_STREAM_MIN (this machine's L2, 2 MiB): a batch
+ * of calls whose inputs all fit L2 finds them there anyway, and the
+ * prefetches only cost (12 x 128x128x64 0.949-0.957 -> 0.906-0.910 of
+ * oneDNN packed with them from the first call), while 1536 such calls
+ * stream A from memory (0.820-0.848 -> 0.861-0.917; docs/runtime.md).
+ */
+enum a_stream { A_BLOCKS, A_ROW2 };
+#define ROW2_STREAM_MIN ((int64_t)2 << 20)
+static const int64_t a_stream_min[HGC_RT_A_STREAMS] = { [A_BLOCKS] = 1, [A_ROW2] = ROW2_STREAM_MIN };
+
+/* Set na up for a call of `steps` steps whose A continues stream s far enough;
+   else na asks for nothing. */
 static void next_a_init(const struct hgc_rt_call *c, int64_t lda_b, int64_t kbytes, int64_t steps,
-			struct next_a *na)
+			enum a_stream s, struct next_a *na)
 {
 	const char *start = c->A[0];
 	const char *end = (const char *)c->A[c->bs - 1] + (c->M - 1) * lda_b + kbytes;
 
 	na->left = 0;
-	if (end - start < NEXT_A_MIN || !hgc_rt_a_stream(start, end))
+	if (end - start < NEXT_A_MIN || hgc_rt_a_stream(s, start, end) < a_stream_min[s])
 		return;
 	na->at = end;
 	na->left = (end - start + 63) / 64;
@@ -528,11 +543,14 @@ static void run_row2(const struct hgc_rt_call *c)
 	const char *bp = (const char *)c->B[0];
 	const uint8_t rows[8] = {TR, TR, TR, TR, TR, TR, TR, kb / 4};
 	const uint16_t colsb[8] = {TB, TB, TB, TB, TB, kb, TB, TB};
+	struct next_a na;
 
+	next_a_init(c, lda_b, c->K, c->M / TR, A_ROW2, &na);
 	use_config(rows, colsb);
 	for (m0 = 0; m0 < c->M; m0 += TR) {
 		const char *a = (const char *)c->A[0] + m0 * lda_b;
 
+		next_a_step(&na);
 		_tile_loadd(4, a, lda_b);
 		_tile_loadd(5, a + TB, lda_b);
 		for (j = 0, n0 = 0; n0 < c->N; n0 += TR, j++) {
@@ -599,7 +617,7 @@ static void run_exact(const struct hgc_rt_call *c, int esz)
 	int64_t m0, n0, kbytes = c->K * esz;
 	struct next_a na;
 
-	next_a_init(c, c->lda * esz, kbytes, (c->M + TR - 1) / TR, &na);
+	next_a_init(c, c->lda * esz, kbytes, (c->M + TR - 1) / TR, A_BLOCKS, &na);
 	configure_exact(mt ? mt : TR, nt ? nt : TR, kbytes < TB ? (int)kbytes : TB);
 	for (m0 = 0; m0 < c->M; m0 += TR) {
 		int last = c->M - m0 < TR;
@@ -710,7 +728,7 @@ static void run(const struct hgc_rt_call *c, int esz, hgc_rt_kernel_fn *zmm,
 		fill_bpad(c, &p, p.bcol0, nend, bbuf);
 	p.apad = abuf;
 	p.bpad = bbuf;
-	next_a_init(c, p.lda_b, p.kbytes, (mend + 31) / 32 * ((nend + 31) / 32), &na);
+	next_a_init(c, p.lda_b, p.kbytes, (mend + 31) / 32 * ((nend + 31) / 32), A_BLOCKS, &na);
 	configure();
 	for (m0 = 0; m0 < mend; m0 += 32)
 		for (n0 = 0; n0 < nend; n0 += 32) {
@@ -749,7 +767,7 @@ static void blocks_q(const struct hgc_rt_call *c, const struct hgc_rt_requant *q
 	int cur = 0, r, rows = Q_ROWS(c->bs * c->K / 64);
 	struct next_a na;
 
-	next_a_init(c, lda_b, c->K, c->M / 32 * (c->N / 32), &na);
+	next_a_init(c, lda_b, c->K, c->M / 32 * (c->N / 32), A_BLOCKS, &na);
 	configure();
 	for (m0 = 0; m0 < c->M; m0 += 32)
 		for (n0 = 0; n0 < c->N; n0 += 32) {

@@ -38,16 +38,19 @@
  * Only large calls ask, so a small call's path stays as it was.
  *
  * AMX calls fetch the next call's A the same way (brgemm_amx.c, next_a),
- * when theirs continues a stream of A: hgc_rt_a_stream keeps its own
- * record, so B's calls in between do not break it.
+ * when theirs continues a stream of A: hgc_rt_a_stream keeps records of its
+ * own, one per path (the two-chunk calls, attention's x V, apart from the
+ * others, its Q K^T), so that calls in between do not break a stream.
  */
 #include "runtime/runtime_int.h"
 
 /* Where the B of the last large call ended, on this thread. */
 static _Thread_local const char *large_b_end;
 
-/* Where the A of the last AMX call that streams A ended, on this thread. */
-static _Thread_local const char *large_a_end;
+/* Per stream of A (one per path of AMX calls): where the A of its last call
+   on this thread ended, and how many bytes it has run. */
+static _Thread_local const char *large_a_end[HGC_RT_A_STREAMS];
+static _Thread_local int64_t large_a_run[HGC_RT_A_STREAMS];
 
 /* Whether [start, end) begins where the region *last_end ended; remembers end. */
 static int continues(const char **last_end, const void *start, const char *end)
@@ -63,9 +66,12 @@ int hgc_rt_b_stream(const void *start, const char *end)
 	return continues(&large_b_end, start, end);
 }
 
-int hgc_rt_a_stream(const void *start, const char *end)
+int64_t hgc_rt_a_stream(int stream, const void *start, const char *end)
 {
-	return continues(&large_a_end, start, end);
+	int64_t before = continues(&large_a_end[stream], start, end) ? large_a_run[stream] : 0;
+
+	large_a_run[stream] = before + (end - (const char *)start);
+	return before;
 }
 
 /*

@@ -136,8 +136,11 @@ int hgc_rt_s8_pairs_fit(const void *B, int64_t ldb, int64_t N, int64_t K);
  */
 #define HGC_RT_LARGE_B ((int64_t)64 << 10)
 int hgc_rt_b_stream(const void *start, const char *end);
-/* The same for the A of AMX calls (brgemm_amx.c, next_a), with a record of its own. */
-int hgc_rt_a_stream(const void *start, const char *end);
+/* The same for the A of AMX calls (brgemm_amx.c, next_a), with records of its own,
+   one per stream (0 .. HGC_RT_A_STREAMS - 1): the bytes of A the stream ran before
+   this call, 0 when the call does not continue it. */
+#define HGC_RT_A_STREAMS 2
+int64_t hgc_rt_a_stream(int stream, const void *start, const char *end);
 /* Whether [start, start + bytes) overlaps none of the last four regions this thread
    asked for so (next_b.c); if so, it is remembered as asked for. */
 int hgc_rt_fetch_once(const char *start, int64_t bytes);

@@ -4,7 +4,7 @@
  * last one ended does; one that reads the same B again (a convolution's
  * weights per output row) does not, and the one after it continues from
  * there.  Each thread has its own stream, and the A of AMX calls
- * (hgc_rt_a_stream) one apart from B's.  And hgc_rt_fetch_once, which
+ * (hgc_rt_a_stream) two apart from B's, counting the bytes they ran.  And hgc_rt_fetch_once, which
  * keeps attention's next-operand fetches from asking for a region twice:
  * a region is asked for once while it overlaps one of the last four, then
  * again once four others came after it; each thread has its own four.
@@ -28,13 +28,25 @@ static int stream(int64_t first, int64_t n)
 	return hgc_rt_b_stream(panels + first * BLK, panels + (first + n) * BLK);
 }
 
-/* A's record is its own: B's calls between two of A's do not break A's stream. */
+/*
+ * A's records are their own: B's calls between two of A's do not break A's
+ * stream, nor do calls of A's other stream; each counts the bytes it ran.
+ */
 static void check_a_stream(void)
 {
-	ok(!hgc_rt_a_stream(panels, panels + BLK), "A: a first call, no stream seen yet");
+	ok(hgc_rt_a_stream(0, panels, panels + BLK) == 0, "A: a first call, no stream seen yet");
 	ok(!stream(8, 1), "B: a call between (B's own record)");
-	ok(hgc_rt_a_stream(panels + BLK, panels + 3 * BLK), "A: the call right after: a stream");
-	ok(!hgc_rt_a_stream(panels + BLK, panels + 3 * BLK), "A: the same A again: no stream");
+	ok(hgc_rt_a_stream(1, panels + 12 * BLK, panels + 13 * BLK) == 0,
+	   "A's other stream: a first call of its own");
+	is_int(hgc_rt_a_stream(0, panels + BLK, panels + 3 * BLK), BLK,
+	       "A: the call right after: a stream of one block before it");
+	is_int(hgc_rt_a_stream(0, panels + 3 * BLK, panels + 4 * BLK), 3 * BLK,
+	       "A: and the next: three blocks before it");
+	is_int(hgc_rt_a_stream(1, panels + 13 * BLK, panels + 14 * BLK), BLK,
+	       "A's other stream continues too, with its own count");
+	ok(hgc_rt_a_stream(0, panels + BLK, panels + 3 * BLK) == 0, "A: the same A again: no stream");
+	is_int(hgc_rt_a_stream(0, panels + 3 * BLK, panels + 4 * BLK), 2 * BLK,
+	       "A: a stream starts again from there, counted afresh");
 }
 
 static void check_stream(void)
@@ -101,7 +113,7 @@ static void check_once_threads(void)
 int main(void)
 {
 	panels = malloc(16 * BLK);
-	plan(21);
+	plan(25);
 	check_stream();
 	check_a_stream();
 	check_threads();
