@@ -344,7 +344,7 @@ static LLVMValueRef exp_nonpos_inline(struct hgc_llvm_gen *g, LLVMValueRef x)
  * multiply.  The same values wherever those are at least 2^-126; below,
  * vscalefps rounds p * 2^n into the subnormals (n >= -150 after the clamp,
  * so -inf still comes out 0) where the shift flushes to 0: the intrinsic
- * leaves that range's result to the backend (tir.h).
+ * leaves that range's result to the backend (docs/tir.md).
  */
 static LLVMValueRef exp_nonpos_scalef(struct hgc_llvm_gen *g, LLVMValueRef x)
 {
