@@ -98,17 +98,11 @@ static void horner_text(FILE *out, const double *c, int n, const char *t)
  */
 static void exp_text(FILE *out)
 {
-	const double *c = hgc_exp_poly;
-
 	fputs("static inline float hgc_exp_poly(float xc, float n)\n{\n"
-	      "\tfloat r = __builtin_fmaf(n, -0.693359375f, xc), r2, lo, mid, hi;\n\n"
-	      "\tr = __builtin_fmaf(n, (float)2.12194440e-4, r);\n"
-	      "\tr2 = r * r;\n", out);
-	fprintf(out, "\tlo = __builtin_fmaf((float)%.17g, r, (float)%.17g);\n", c[5], c[6]);
-	fprintf(out, "\tmid = __builtin_fmaf((float)%.17g, r, (float)%.17g);\n", c[3], c[4]);
-	fprintf(out, "\thi = __builtin_fmaf((float)%.17g, r2, __builtin_fmaf((float)%.17g, r, "
-		"(float)%.17g));\n", c[0], c[1], c[2]);
-	fputs("\treturn __builtin_fmaf(__builtin_fmaf(hi, r2, mid), r2, lo);\n}\n\n", out);
+	      "\tfloat r = __builtin_fmaf(n, -0.693359375f, xc), p;\n\n"
+	      "\tr = __builtin_fmaf(n, (float)2.12194440e-4, r);\n\tp = ", out);
+	horner_text(out, hgc_exp_poly, HGC_EXP_POLY_N, "r");
+	fputs(";\n\treturn p;\n}\n\n", out);
 	fputs("static inline float hgc_expf(float x)\n{\n"
 	      "\tfloat xc = x != x ? 0.0f : x < -104.0f ? -104.0f : x > 89.0f ? 89.0f : x;\n"
 	      "\tfloat n = __builtin_nearbyintf(xc * (float)1.44269504088896341);\n"

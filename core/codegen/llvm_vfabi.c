@@ -7,7 +7,7 @@
  * vectorizers widen as it is.  Some vector instructions have no scalar IR
  * that widens into them: on AVX-512, exp's p * 2^n is one vscalefps where
  * the scalar IR takes a shift, an integer max and a multiply (softmax's
- * exp loop: 15 vector operations instead of 17).  Such a function is
+ * exp loop: 14 vector operations instead of 16).  Such a function is
  * emitted as a call to an internal scalar function "hgc.vf.NAME" (kept
  * out of line while the pipeline runs) whose call site names variants of
  * 4, 8 and 16 lanes ("vector-function-abi-variant", LLVM's VFABI): where a
