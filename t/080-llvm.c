@@ -472,19 +472,12 @@ static char *exp_nonpos_ir(int64_t n)
 {
 	struct hgc_tir_module *m = build_unary(HGC_TIR_I_EXP_NONPOS, n);
 	struct hgc_diag d;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	int rc;
+	char *text;
 
 	hgc_diag_init(&d);
-	rc = hgc_codegen_llvm_dump(f, m, NULL, &d);
-	fclose(f);
-	if (rc) {
+	text = llvm_ir_text(m, NULL, &d);
+	if (!text)
 		diag("%s", hgc_diag_text(&d));
-		free(text);
-		text = NULL;
-	}
 	hgc_diag_release(&d);
 	hgc_tir_module_free(m);
 	return text;

@@ -16,23 +16,6 @@
 static char build_dir[1024];	/* where the runtime objects are: $HGC_BUILD or from argv[0] */
 static char tmp[64];		/* this test's scratch directory */
 
-/* The text hgc_codegen_llvm_dump prints for m (malloc'ed), or NULL. */
-static char *dump(const struct hgc_tir_module *m, const struct hgc_codegen_llvm_opts *o,
-		  struct hgc_diag *d)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	int rc = hgc_codegen_llvm_dump(f, m, o, d);
-
-	fclose(f);
-	if (rc) {
-		free(text);
-		return NULL;
-	}
-	return text;
-}
-
 /* The host CPU's name, from the backend's description of its target. */
 static const char *host_cpu(void)
 {
@@ -54,7 +37,7 @@ static void test_dump(void)
 	char *t, want[256];
 
 	hgc_diag_init(&d);
-	t = dump(m, NULL, &d);
+	t = llvm_ir_text(m, NULL, &d);
 	ok(t != NULL, "the softmax module dumps");
 	if (t) {
 		ok(strstr(t, "define void @hgc_entry(i8** ") && strstr(t, "define void @hgc_entry_fn("),
@@ -67,7 +50,7 @@ static void test_dump(void)
 		   "loads and stores carry the tensors' alias scopes (llvm_alias.c)");
 	}
 	free(t);
-	t = dump(p, &(struct hgc_codegen_llvm_opts){ .passes = "default<O0>", .prefix = "x_" }, &d);
+	t = llvm_ir_text(p, &(struct hgc_codegen_llvm_opts){ .passes = "default<O0>", .prefix = "x_" }, &d);
 	ok(t && strstr(t, "call void @hgc_rt_parallel_for(void (i8*, i64)* @tir.main_1.pfor0") &&
 	   strstr(t, "define void @x_init(i8** ") && strstr(t, "@tir.W = internal constant"),
 	   "pfor2 at O0: the outlined body, the prefix, the read-only constant");

@@ -42,6 +42,23 @@ static inline struct hgc_compiled *jit(struct hgc_tir_module *m, const char *wha
 	return c;
 }
 
+/* The optimized LLVM IR hgc_codegen_llvm_dump prints for m (malloc'ed), or NULL with d set. */
+static inline char *llvm_ir_text(const struct hgc_tir_module *m,
+				 const struct hgc_codegen_llvm_opts *o, struct hgc_diag *d)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int rc = hgc_codegen_llvm_dump(f, m, o, d);
+
+	fclose(f);
+	if (rc) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
 /* Whether the backends may disagree on the f32 element i of argument arg
    (with the C backend's value c and the JIT's j). */
 typedef bool (*may_differ_fn)(int arg, size_t i, float c, float j);
