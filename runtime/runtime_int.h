@@ -50,6 +50,16 @@ struct hgc_rt_call {
  */
 void hgc_rt_post(const struct hgc_rt_call *c, int64_t m0, int64_t rows, int64_t n0, int64_t cols);
 
+/*
+ * brgemm.c: how an f32 call runs.  Whether its batch is one reduction (each
+ * element's A and B right after the last one's along k: run as one element
+ * of K * bs); the k of each part a call of one element runs in (K: all at
+ * once; less where its A and B blocks pass half of this core's L2).
+ */
+int hgc_rt_one_reduction(enum hgc_rt_kind kind, const struct hgc_rt_call *c);
+int64_t hgc_rt_k_part(const struct hgc_rt_call *c);
+int64_t hgc_rt_l2_bytes(void);
+
 /* A microkernel: runs one whole call for one kind. */
 typedef void hgc_rt_kernel_fn(const struct hgc_rt_call *c);
 
