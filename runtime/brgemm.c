@@ -163,10 +163,12 @@ int64_t hgc_rt_l2_bytes(void)
  * together pass half of L2, the tiles after the first find less of them in
  * L2 than they read.  The call then runs as parts of k, one after another
  * over all its tiles, each part's blocks within half of L2 and C stored and
- * reloaded between them (the same sums in the same order, the same bits).
- * matmul_batch_plain's 2048^3 calls (128x64, K = 2048: 1.5 MiB) run as two
- * of K = 1024: hgc-bench, one thread, alternated, 76.8-77.2 ms as one call,
- * 75.4-75.5 in two parts, 75.7 in four.
+ * reloaded between them: the same sums in the same order, so the same bits
+ * wherever the tiles keep one chain of sums per accumulator (all but AVX2's
+ * narrow tiles: t/047).  matmul_batch_plain's 2048^3 calls (128x64, K =
+ * 2048: 1.5 MiB) run as two of K = 1024: hgc-bench, one thread, alternated,
+ * 76.8-77.2 ms as one call, 75.4-75.5 in two parts, 75.7 in four (joining
+ * the batch alone changed nothing measurable).
  */
 int64_t hgc_rt_k_part(const struct hgc_rt_call *c)
 {
