@@ -200,6 +200,55 @@ static int aborts(int64_t steps)
 	return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
 }
 
+/*
+ * The rows alone on values at the edges, per column scales times sums of
+ * -3 to 3: NaN, +-inf, +-1e30 (past int32 once scaled), +-255.5 and
+ * 254.5 (halves at the bounds), +-0.5, 1.5 and 2.5 (halves to even), -0,
+ * 127.5 and -128.5 (s8's bounds), on rows of 16, 32, 48 and 64 columns
+ * (the zmm rows narrow whole rows of 2 and 4 vectors with packs, others a
+ * vector at a time), u8 and s8: every byte as ref_byte says.
+ */
+static int edge_rows(void (*rows)(const struct hgc_rt_requant *, const int32_t *, int64_t,
+				  int64_t, int64_t, int64_t, int64_t))
+{
+	static const float edge[] = {NAN, INFINITY, -INFINITY, 1e30f, -1e30f, 255.5f, -255.5f,
+				     254.5f, 0.5f, -0.5f, 1.5f, 2.5f, -0.0f, 127.5f, -128.5f,
+				     85.25f};
+	const int64_t M = 7, ne = sizeof(edge) / sizeof(edge[0]);
+	int32_t src[7 * 64];
+	float scale[64];
+	unsigned char y[7 * 64];
+	int bad = 0;
+
+	for (int64_t n = 0; n < 64; n++)
+		scale[n] = edge[n % ne];
+	for (int64_t m = 0; m < M; m++)
+		for (int64_t n = 0; n < 64; n++)
+			src[m * 64 + n] = (int32_t)((m + n / ne) % 7) - 3;
+	for (int s8 = 0; s8 < 2; s8++)
+		for (int64_t cols = 16; cols <= 64; cols += 16) {
+			const float *const v[4] = {scale, NULL, NULL, NULL};
+			struct hgc_rt_requant q;
+
+			if (hgc_rt_requant_init(&q, y, 64, S(0, HGC_RT_Q_MUL | HGC_RT_Q_COL) |
+						 (s8 ? HGC_RT_Q_S8 : 0), v) < 0)
+				return 0;
+			memset(y, YGUARD, sizeof(y));
+			rows(&q, src, 64, 0, M, 0, cols);
+			for (int64_t m = 0; m < M; m++)
+				for (int64_t n = 0; n < 64; n++) {
+					int want = n < cols ? ref_byte((float)src[m * 64 + n] *
+									   scale[n], s8)
+							    : YGUARD;
+					int got = s8 && n < cols ? (signed char)y[m * 64 + n]
+								 : y[m * 64 + n];
+
+					bad += got != want;
+				}
+		}
+	return bad == 0;
+}
+
 int main(void)
 {
 	const struct hgc_rt_cpu *cpu = hgc_rt_cpu();
@@ -231,6 +280,12 @@ int main(void)
 				   (long long)cases[c].K, (long long)cases[c].bs, cases[c].beta,
 				   (long long)cases[c].pad, stepsets[s].name);
 	}
+	ok(edge_rows(hgc_rt_requant_rows), "portable rows: NaN, infinities, past int32, halves");
+	if (hgc_rt_best_isa(cpu) >= HGC_ISA_AVX512)
+		ok(edge_rows(hgc_rt_requant_rows_avx512),
+		   "zmm rows: NaN, infinities, past int32, halves");
+	else
+		ok(1, "# SKIP zmm rows: no AVX-512 here");
 	ok(aborts(7), "an unknown step op stops the program");
 	ok(aborts(S(0, HGC_RT_Q_RELU | HGC_RT_Q_COL)), "a per-column ReLU stops the program");
 	ok(aborts(S(1, HGC_RT_Q_MUL)), "a step after the end of the list stops the program");
